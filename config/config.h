@@ -1,0 +1,110 @@
+// The validated configuration. Everything here is plain data; loading (with
+// source positions for errors) lives in load.h, rule matching in RuleSet.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "config/glob.h"
+#include "config/units.h"
+#include "plugin/parse/key_table.h"
+
+namespace memcg::config {
+
+// Which memory.stat keys become series. Known keys by bit; names this build
+// does not know (a newer kernel's) are kept by name so they can be allowed too.
+struct StatFilter {
+  bool all = false;
+  parse::KeySet known;
+  std::vector<std::string> unknown_names;
+
+  bool allows(size_t known_index) const noexcept { return all || known.test(known_index); }
+  bool allows_unknown(std::string_view name) const noexcept;
+  static StatFilter defaults();  // the documented default allowlist
+};
+
+// The per-cgroup knobs of the update-aware cache, after defaults were applied.
+struct Settings {
+  uint64_t threshold = 0;         // bytes of probed change before memory.stat is re-read
+  Duration max_age{};             // memory.stat is never older than this
+  StatFilter stats;
+  std::string source;             // "defaults" or "rule N (glob)"
+};
+
+struct Rule {
+  Glob match;
+  std::optional<uint64_t> threshold;
+  std::optional<Duration> max_age;
+  std::optional<StatFilter> stats;
+};
+
+struct CollectorConfig {
+  std::string root;  // empty: find the cgroup2 mount
+  Duration probe_interval = std::chrono::seconds(1);
+  Duration rescan_interval = std::chrono::seconds(10);
+  int max_depth = 8;
+  uint64_t max_cgroups = 20000;
+  std::vector<Glob> include;  // empty: everything
+  std::vector<Glob> exclude;
+  bool includes(std::string_view path) const noexcept;
+};
+
+// Facts about the host the defaults depend on; injected so tests are exact.
+struct HostFacts {
+  uint64_t page_size = 4096;
+  uint64_t online_cpus = 1;
+  static HostFacts probe();
+};
+
+// The kernel flushes a memcg's stats once more than MEMCG_CHARGE_BATCH (64)
+// updates per online CPU are pending (mm/memcontrol.c, memcg_vmstats_needs_flush);
+// each update is at least a page. Below that the kernel itself serves values
+// off by up to this much, so re-reading sooner buys no accuracy.
+uint64_t kernel_flush_slack(const HostFacts& host) noexcept;
+
+class Config {
+ public:
+  CollectorConfig collector;
+  Settings defaults;
+  std::vector<Rule> rules;
+  std::string source_path;  // file it came from, or "" for built-in defaults
+  HostFacts host;
+
+  // Built-in defaults for this host.
+  static Config builtin(const HostFacts& host);
+
+  // The settings for a cgroup path: the first rule whose glob matches, each
+  // unset key falling back to [defaults]. Pointers are shared per rule, so a
+  // snapshot holding one stays valid after a reload.
+  std::shared_ptr<const Settings> settings_for(std::string_view path) const;
+
+  // Call after changing defaults/rules so settings_for sees them.
+  void resolve();
+  // Defaults first, then one entry per rule, in rule order.
+  std::vector<std::shared_ptr<const Settings>> resolved() const;
+
+ private:
+  std::shared_ptr<const Settings> resolved_defaults_;
+  std::vector<std::shared_ptr<const Settings>> resolved_rules_;
+};
+
+// Thrown only while loading configuration; carries "file:line:col: key: message".
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(std::string file, uint32_t line, uint32_t column, std::string key, std::string message);
+  const std::string& file() const noexcept { return file_; }
+  uint32_t line() const noexcept { return line_; }
+  uint32_t column() const noexcept { return column_; }
+  const std::string& key() const noexcept { return key_; }
+
+ private:
+  std::string file_, key_;
+  uint32_t line_, column_;
+};
+
+}  // namespace memcg::config

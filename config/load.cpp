@@ -1,0 +1,234 @@
+#include "config/load.h"
+
+#include <toml++/toml.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+
+#include "plugin/parse/stat_keys.h"
+
+namespace memcg::config {
+namespace {
+
+class Loader {
+ public:
+  Loader(std::string file, const HostFacts& host) : file_(std::move(file)), host_(host) {}
+
+  Config load(std::string_view text) {
+    toml::table root;
+    try {
+      root = toml::parse(text, file_);
+    } catch (const toml::parse_error& e) {
+      throw ConfigError(file_, e.source().begin.line, e.source().begin.column, "",
+                        std::string(e.description()));
+    }
+    Config c = Config::builtin(host_);
+    c.source_path = file_;
+    check_keys(root, "", {"collector", "defaults", "rule"});
+    if (auto* t = table_at(root, "collector", "collector")) load_collector(*t, c.collector);
+    if (auto* t = table_at(root, "defaults", "defaults")) load_defaults(*t, c.defaults);
+    if (auto* node = root.get("rule")) {
+      auto* arr = node->as_array();
+      if (!arr) fail(*node, "rule", "must be an array of tables: write [[rule]]");
+      for (size_t i = 0; i < arr->size(); ++i) {
+        const std::string path = "rule[" + std::to_string(i + 1) + "]";
+        auto* t = (*arr)[i].as_table();
+        if (!t) fail((*arr)[i], path, "must be a table");
+        c.rules.push_back(load_rule(*t, path));
+      }
+    }
+    c.resolve();
+    return c;
+  }
+
+ private:
+  [[noreturn]] void fail(const toml::node& n, const std::string& key, const std::string& msg) const {
+    throw ConfigError(file_, n.source().begin.line, n.source().begin.column, key, msg);
+  }
+
+  static std::string join(const std::string& prefix, std::string_view key) {
+    return prefix.empty() ? std::string(key) : prefix + "." + std::string(key);
+  }
+
+  void check_keys(const toml::table& t, const std::string& prefix,
+                  std::initializer_list<std::string_view> allowed) const {
+    for (auto&& [k, v] : t) {
+      bool ok = false;
+      for (auto a : allowed) ok = ok || a == k.str();
+      if (ok) continue;
+      std::string list;
+      for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      throw ConfigError(file_, k.source().begin.line, k.source().begin.column, join(prefix, k.str()),
+                        "unknown key (expected one of: " + list + ")");
+    }
+  }
+
+  const toml::table* table_at(const toml::table& parent, std::string_view key, const std::string& path) const {
+    auto* n = parent.get(key);
+    if (!n) return nullptr;
+    if (!n->is_table()) fail(*n, path, "must be a table");
+    return n->as_table();
+  }
+
+  Duration duration(const toml::node& n, const std::string& key, bool allow_zero = false) const {
+    auto s = n.value<std::string>();
+    if (!n.is_string() || !s) fail(n, key, "must be a duration string such as \"500ms\", \"2s\" or \"1m\"");
+    auto d = parse_duration(*s);
+    if (!d) fail(n, key, "invalid duration \"" + *s + "\" (use units ns, us, ms, s, m, h, e.g. \"1m30s\")");
+    if (!allow_zero && d->count() <= 0) fail(n, key, "must be greater than zero");
+    return *d;
+  }
+
+  uint64_t size(const toml::node& n, const std::string& key) const {
+    if (auto i = n.as_integer()) {
+      if (i->get() < 0) fail(n, key, "must not be negative");
+      return static_cast<uint64_t>(i->get());
+    }
+    if (auto s = n.as_string()) {
+      if (s->get() == "auto") return kernel_flush_slack(host_);
+      if (auto v = parse_size(s->get())) return *v;
+      fail(n, key, "invalid size \"" + s->get() + "\" (e.g. \"512KiB\", \"4MiB\", \"auto\" or bytes as an integer)");
+    }
+    fail(n, key, "must be a size string such as \"4MiB\", \"auto\", or an integer number of bytes");
+  }
+
+  int64_t integer(const toml::node& n, const std::string& key, int64_t lo, int64_t hi) const {
+    auto i = n.as_integer();
+    if (!i) fail(n, key, "must be an integer");
+    if (i->get() < lo || i->get() > hi)
+      fail(n, key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+    return i->get();
+  }
+
+  Glob glob(const toml::node& n, const std::string& key) const {
+    auto s = n.as_string();
+    if (!s) fail(n, key, "must be a glob string");
+    std::string err;
+    auto g = Glob::compile(s->get(), &err);
+    if (!g) fail(n, key, "invalid glob: " + err);
+    return *g;
+  }
+
+  std::vector<Glob> globs(const toml::node& n, const std::string& key) const {
+    auto arr = n.as_array();
+    if (!arr) fail(n, key, "must be an array of glob strings");
+    std::vector<Glob> out;
+    for (size_t i = 0; i < arr->size(); ++i) out.push_back(glob((*arr)[i], key + "[" + std::to_string(i + 1) + "]"));
+    return out;
+  }
+
+  StatFilter stats(const toml::node& n, const std::string& key) const {
+    auto arr = n.as_array();
+    if (!arr) fail(n, key, "must be an array of memory.stat key names, or [\"*\"] for all");
+    StatFilter f;
+    for (size_t i = 0; i < arr->size(); ++i) {
+      const auto& el = (*arr)[i];
+      const std::string ek = key + "[" + std::to_string(i + 1) + "]";
+      auto s = el.as_string();
+      if (!s) fail(el, ek, "must be a string");
+      const std::string& name = s->get();
+      if (name == "*") {
+        f.all = true;
+        continue;
+      }
+      if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+        fail(el, ek, "\"" + name + "\" is not a memory.stat key name (lowercase letters, digits, '_')");
+      if (auto idx = parse::stat_key_table().find(name))
+        f.known.set(*idx);
+      else
+        f.unknown_names.push_back(name);  // a key a newer kernel may print
+    }
+    return f;
+  }
+
+  void load_collector(const toml::table& t, CollectorConfig& c) const {
+    check_keys(t, "collector", {"root", "probe_interval", "rescan_interval", "max_depth", "max_cgroups",
+                                "include", "exclude"});
+    if (auto* n = t.get("root")) {
+      auto s = n->as_string();
+      if (!s || s->get().empty() || s->get()[0] != '/') fail(*n, "collector.root", "must be an absolute path");
+      c.root = s->get();
+    }
+    if (auto* n = t.get("probe_interval")) c.probe_interval = duration(*n, "collector.probe_interval");
+    if (auto* n = t.get("rescan_interval")) c.rescan_interval = duration(*n, "collector.rescan_interval");
+    if (auto* n = t.get("max_depth")) c.max_depth = static_cast<int>(integer(*n, "collector.max_depth", 0, 64));
+    if (auto* n = t.get("max_cgroups"))
+      c.max_cgroups = static_cast<uint64_t>(integer(*n, "collector.max_cgroups", 1, 10'000'000));
+    if (auto* n = t.get("include")) c.include = globs(*n, "collector.include");
+    if (auto* n = t.get("exclude")) c.exclude = globs(*n, "collector.exclude");
+  }
+
+  void load_defaults(const toml::table& t, Settings& s) const {
+    check_keys(t, "defaults", {"threshold", "max_age", "stats"});
+    if (auto* n = t.get("threshold")) s.threshold = size(*n, "defaults.threshold");
+    if (auto* n = t.get("max_age")) s.max_age = duration(*n, "defaults.max_age");
+    if (auto* n = t.get("stats")) s.stats = stats(*n, "defaults.stats");
+  }
+
+  Rule load_rule(const toml::table& t, const std::string& path) const {
+    check_keys(t, path, {"match", "threshold", "max_age", "stats"});
+    auto* m = t.get("match");
+    if (!m) throw ConfigError(file_, t.source().begin.line, t.source().begin.column, path + ".match",
+                              "missing: every rule needs a glob to match cgroup paths");
+    Rule r{glob(*m, path + ".match"), {}, {}, {}};
+    if (auto* n = t.get("threshold")) r.threshold = size(*n, path + ".threshold");
+    if (auto* n = t.get("max_age")) r.max_age = duration(*n, path + ".max_age");
+    if (auto* n = t.get("stats")) r.stats = stats(*n, path + ".stats");
+    return r;
+  }
+
+  std::string file_;
+  HostFacts host_;
+};
+
+std::string describe_stats(const StatFilter& f) {
+  if (f.all) return "all";
+  std::string out;
+  for (size_t i = 0; i < parse::stat_keys().size(); ++i)
+    if (f.known.test(i)) out += (out.empty() ? "" : ",") + std::string(parse::stat_keys()[i].name);
+  for (const auto& n : f.unknown_names) out += (out.empty() ? "" : ",") + n;
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+Config load_string(std::string_view text, const std::string& source_name, const HostFacts& host) {
+  return Loader(source_name, host).load(text);
+}
+
+Config load_file(const std::string& path, const HostFacts& host) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    throw ConfigError(path, 0, 0, "", std::string("cannot open: ") + std::strerror(err));
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return load_string(ss.str(), path, host);
+}
+
+std::string describe(const Config& c) {
+  std::ostringstream o;
+  o << "config: " << (c.source_path.empty() ? "(built-in defaults)" : c.source_path) << "\n";
+  o << "collector: root=" << (c.collector.root.empty() ? "(auto)" : c.collector.root)
+    << " probe_interval=" << format_duration(c.collector.probe_interval)
+    << " rescan_interval=" << format_duration(c.collector.rescan_interval)
+    << " max_depth=" << c.collector.max_depth << " max_cgroups=" << c.collector.max_cgroups << "\n";
+  o << "  include:";
+  if (c.collector.include.empty()) o << " (everything)";
+  for (const auto& g : c.collector.include) o << " " << g.pattern();
+  o << "\n  exclude:";
+  if (c.collector.exclude.empty()) o << " (nothing)";
+  for (const auto& g : c.collector.exclude) o << " " << g.pattern();
+  o << "\n";
+  for (const auto& s : c.resolved())
+    o << s->source << ": threshold=" << format_size(s->threshold) << " max_age=" << format_duration(s->max_age)
+      << " stats=" << describe_stats(s->stats) << "\n";
+  o << "rules: first match wins; unmatched cgroups use the defaults\n";
+  return o.str();
+}
+
+}  // namespace memcg::config

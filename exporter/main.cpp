@@ -1,0 +1,61 @@
+// memcg-exporter: entry point. Parses options, loads configuration, finds the
+// cgroup2 root and runs either one pass (--once) or the daemon.
+#include <iostream>
+#include <string>
+
+#include "config/load.h"
+#include "exporter/cli.h"
+#include "exporter/daemon.h"
+#include "exporter/log.h"
+#include "exporter/setup.h"
+#include "exporter/version.h"
+#include "plugin/cgroupfs/rlimit.h"
+#include "plugin/collector.h"
+#include "plugin/snapshot_json.h"
+
+using namespace memcg;
+using namespace memcg::exporter;
+
+int main(int argc, char** argv) {
+  std::string error;
+  auto opts = parse_args(argc, argv, error);
+  if (!opts) {
+    std::cerr << "memcg-exporter: " << error << "\n";
+    return kExitUsage;
+  }
+  if (opts->help) {
+    std::cout << usage();
+    return 0;
+  }
+  if (opts->version) {
+    std::cout << "memcg-exporter " << MEMCG_VERSION << " (revision " << MEMCG_REVISION << ")\n";
+    return 0;
+  }
+  set_log_level(opts->log_level);
+
+  auto cfg = load_config(opts->config_path);
+  if (!cfg) return kExitConfig;
+  if (opts->check_config) {
+    std::cout << config::describe(*cfg);
+    return 0;
+  }
+
+  auto root = resolve_root(*opts, *cfg, error);
+  if (!root) {
+    std::cerr << "memcg-exporter: " << error << "\n";
+    return kExitUnavailable;
+  }
+
+  const auto fds = cgroupfs::raise_fd_limit();
+  if (opts->once) {
+    Collector collector(*root, *cfg);
+    const PassReport report = collector.run_pass();
+    for (const auto& e : report.errors) std::cerr << "memcg-exporter: " << e.message() << "\n";
+    auto snap = collector.latest();
+    std::string out;
+    render_snapshot_json(*snap, snap->taken_at + snap->pass_duration, out);
+    std::cout << out;
+    return 0;
+  }
+  return run_daemon(*opts, std::move(*cfg), *root, fds);
+}

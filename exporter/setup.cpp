@@ -1,0 +1,50 @@
+#include "exporter/setup.h"
+
+#include <cstring>
+#include <iostream>
+
+#include "config/load.h"
+#include "plugin/cgroupfs/mount.h"
+
+namespace memcg::exporter {
+
+std::optional<config::Config> load_config(const std::string& path) {
+  try {
+    if (path.empty()) return config::Config::builtin(config::HostFacts::probe());
+    return config::load_file(path, config::HostFacts::probe());
+  } catch (const config::ConfigError& e) {
+    std::cerr << "memcg-exporter: configuration error: " << e.what() << "\n";
+    return std::nullopt;
+  }
+}
+
+std::optional<std::string> resolve_root(const Options& opts, const config::Config& cfg, std::string& error) {
+  std::string root = !opts.root.empty() ? opts.root : cfg.collector.root;
+  if (root.empty()) {
+    auto found = cgroupfs::find_cgroup2_mount();
+    if (!found) {
+      error = "no cgroup v2 filesystem is mounted on this host (see /proc/self/mountinfo); "
+              "memcg-exporter needs the unified hierarchy";
+      return std::nullopt;
+    }
+    root = *found;
+  }
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  if (opts.root.empty()) {
+    int err = 0;
+    if (!cgroupfs::is_cgroup2(root, &err)) {
+      error = err != 0 ? root + ": " + std::strerror(err)
+                       : root + " is not a cgroup v2 filesystem (statfs type is not CGROUP2_SUPER_MAGIC)";
+      return std::nullopt;
+    }
+  }
+  if (!cgroupfs::has_memory_controller(root)) {
+    error = "no cgroup v2 memory controller at " + root +
+            " (cgroup.controllers does not list \"memory\": the memory controller is bound to cgroup v1 "
+            "or disabled on this host)";
+    return std::nullopt;
+  }
+  return root;
+}
+
+}  // namespace memcg::exporter

@@ -1,0 +1,35 @@
+// When to re-read memory.stat: the userspace twin of the kernel's
+// memcg_vmstats_needs_flush() plus its periodic flush (mm/memcontrol.c).
+// A pure function of the cgroup's cache state, the new probe and `now`.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "plugin/clock.h"
+
+namespace memcg::cache {
+
+// Why memory.stat was read. When several apply, the first in this order is
+// recorded: a first read is always `initial`; a measured change beats an
+// event beats age; `forced` only counts reads nothing else asked for.
+enum class ReadReason : unsigned char { initial, threshold, event, max_age, forced };
+inline constexpr size_t kReadReasonCount = 5;
+inline constexpr std::array<ReadReason, kReadReasonCount> kReadReasons{
+    ReadReason::initial, ReadReason::threshold, ReadReason::event, ReadReason::max_age, ReadReason::forced};
+std::string_view to_string(ReadReason r) noexcept;
+
+struct FlushInput {
+  std::optional<TimePoint> last_read;  // nullopt: never read
+  uint64_t pending = 0;                // probed change since the last read (bytes)
+  uint64_t threshold = 0;              // 0: read every pass (the naive mode)
+  Duration max_age{};
+  bool events_moved = false;           // memory.events high/max/oom/oom_kill/oom_group_kill moved
+  bool forced = false;                 // a refresh was requested
+};
+
+std::optional<ReadReason> decide_flush(const FlushInput& in, TimePoint now) noexcept;
+
+}  // namespace memcg::cache

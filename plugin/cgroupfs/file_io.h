@@ -1,0 +1,21 @@
+// The one system call the per-tick path makes, behind a seam: production uses
+// pread(2); tests substitute failures (EIO, EACCES, ENODEV) that a fixture tree
+// of regular files cannot produce by itself.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+
+namespace memcg::cgroupfs {
+
+class FileIo {
+ public:
+  virtual ~FileIo() = default;
+  // Same contract as pread(2): bytes read, or -1 with errno set.
+  virtual ssize_t pread(int fd, char* buf, size_t len, off_t offset) noexcept = 0;
+
+  static FileIo& system() noexcept;
+};
+
+}  // namespace memcg::cgroupfs

@@ -1,0 +1,77 @@
+#include "plugin/cgroupfs/kept_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace memcg::cgroupfs {
+namespace {
+
+class SystemIo final : public FileIo {
+ public:
+  ssize_t pread(int fd, char* buf, size_t len, off_t offset) noexcept override {
+    ssize_t n;
+    do n = ::pread(fd, buf, len, offset);
+    while (n < 0 && errno == EINTR);
+    return n;
+  }
+};
+
+constexpr size_t kInitialBuffer = 8192;   // memory.stat on 6.x is ~1.5 KiB
+constexpr size_t kMaxBuffer = 1u << 20;    // no cgroup file is this large
+
+}  // namespace
+
+FileIo& FileIo::system() noexcept {
+  static SystemIo io;
+  return io;
+}
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
+  if (this != &o) {
+    reset();
+    fd_ = o.release();
+  }
+  return *this;
+}
+
+int UniqueFd::release() noexcept {
+  int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+void UniqueFd::reset() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+UniqueFd open_at(int dirfd, const char* name, int& err) noexcept {
+  int fd;
+  do fd = ::openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  while (fd < 0 && errno == EINTR);
+  err = fd < 0 ? errno : 0;
+  return UniqueFd(fd);
+}
+
+ReadResult read_kept(FileIo& io, int fd, std::string& buf) noexcept {
+  if (buf.size() < kInitialBuffer) buf.resize(kInitialBuffer);
+  for (;;) {
+    const ssize_t n = io.pread(fd, buf.data(), buf.size(), 0);
+    if (n < 0) return {{}, errno != 0 ? errno : EIO};
+    const auto len = static_cast<size_t>(n);
+    // A full buffer may mean a truncated read: grow and read again from 0.
+    if (len < buf.size() || buf.size() >= kMaxBuffer) return {std::string_view(buf.data(), len), 0};
+    buf.resize(buf.size() * 2);
+  }
+}
+
+ReadResult read_once(FileIo& io, int dirfd, const char* name, std::string& buf) noexcept {
+  int err = 0;
+  UniqueFd fd = open_at(dirfd, name, err);
+  if (!fd.valid()) return {{}, err};
+  return read_kept(io, fd.get(), buf);
+}
+
+}  // namespace memcg::cgroupfs

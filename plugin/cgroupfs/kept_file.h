@@ -1,0 +1,52 @@
+// An fd kept open for the life of a cgroup entry and re-read with one pread at
+// offset 0. One read, not a loop: a second read(2) of a kernel seq_file could
+// see newer values than the first (systemd reads cgroup attributes the same way).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "plugin/cgroupfs/file_io.h"
+
+namespace memcg::cgroupfs {
+
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) noexcept : fd_(fd) {}
+  UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { reset(); }
+
+  int get() const noexcept { return fd_; }
+  bool valid() const noexcept { return fd_ >= 0; }
+  int release() noexcept;
+  void reset() noexcept;
+
+ private:
+  int fd_ = -1;
+};
+
+// The result of reading a kept file: the bytes (a view into the caller's
+// buffer) or an errno.
+struct ReadResult {
+  std::string_view text;
+  int err = 0;
+  bool ok() const noexcept { return err == 0; }
+};
+
+// Opens `name` relative to `dirfd` read-only and close-on-exec. Returns an
+// invalid fd and sets `err` on failure (ENOENT: the file does not exist).
+UniqueFd open_at(int dirfd, const char* name, int& err) noexcept;
+
+// Reads the whole file with a single pread at offset 0 into `buf`, which keeps
+// its capacity between calls (grown once if a file is larger than it, then the
+// read is retried, so a large memory.stat never comes back truncated).
+ReadResult read_kept(FileIo& io, int fd, std::string& buf) noexcept;
+
+// open_at + read_kept + close, for files read rarely.
+ReadResult read_once(FileIo& io, int dirfd, const char* name, std::string& buf) noexcept;
+
+}  // namespace memcg::cgroupfs

@@ -1,0 +1,92 @@
+#include "plugin/cgroupfs/mount.h"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include "plugin/cgroupfs/kept_file.h"
+#include "plugin/parse/number.h"
+
+namespace memcg::cgroupfs {
+namespace {
+
+std::string unescape_octal(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size()) {
+      const char a = s[i + 1], b = s[i + 2], c = s[i + 3];
+      if (a >= '0' && a <= '3' && b >= '0' && b <= '7' && c >= '0' && c <= '7') {
+        out.push_back(static_cast<char>((a - '0') * 64 + (b - '0') * 8 + (c - '0')));
+        i += 3;
+        continue;
+      }
+    }
+    out.push_back(s[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> find_cgroup2_in_mountinfo(std::string_view text) {
+  std::string_view line;
+  while (parse::next_line(text, line)) {
+    // id parent maj:min root mountpoint opts [optional...] - fstype source superopts
+    const size_t sep = line.find(" - ");
+    if (sep == std::string_view::npos) continue;
+    std::string_view after = line.substr(sep + 3);
+    if (!after.starts_with("cgroup2 ")) continue;
+    std::string_view before = line.substr(0, sep);
+    size_t pos = 0;
+    for (int field = 0; field < 4; ++field) {
+      pos = before.find(' ', pos);
+      if (pos == std::string_view::npos) break;
+      ++pos;
+    }
+    if (pos == std::string_view::npos) continue;
+    const size_t end = before.find(' ', pos);
+    return unescape_octal(before.substr(pos, end == std::string_view::npos ? end : end - pos));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> find_cgroup2_mount(const std::string& mountinfo_path) {
+  std::ifstream in(mountinfo_path);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return find_cgroup2_in_mountinfo(ss.str());
+}
+
+bool is_cgroup2(const std::string& path, int* err) {
+  struct statfs fs{};
+  if (::statfs(path.c_str(), &fs) != 0) {
+    if (err) *err = errno;
+    return false;
+  }
+  if (err) *err = 0;
+  return fs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+bool has_memory_controller(const std::string& root) {
+  int err = 0;
+  UniqueFd dir = open_at(AT_FDCWD, root.c_str(), err);
+  if (!dir.valid()) return false;
+  std::string buf;
+  auto r = read_once(FileIo::system(), dir.get(), "cgroup.controllers", buf);
+  if (!r.ok()) return false;
+  std::string_view rest = r.text;
+  while (!rest.empty()) {
+    const size_t sp = rest.find_first_of(" \n");
+    if (rest.substr(0, sp) == "memory") return true;
+    if (sp == std::string_view::npos) break;
+    rest.remove_prefix(sp + 1);
+  }
+  return false;
+}
+
+}  // namespace memcg::cgroupfs

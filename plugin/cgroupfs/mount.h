@@ -1,0 +1,26 @@
+// Finding and checking the cgroup2 mount.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "plugin/error.h"
+
+namespace memcg::cgroupfs {
+
+// The mount point of the first cgroup2 filesystem in a /proc/<pid>/mountinfo
+// text (octal escapes such as \040 decoded), or nullopt.
+std::optional<std::string> find_cgroup2_in_mountinfo(std::string_view mountinfo);
+
+// Reads /proc/self/mountinfo (or `mountinfo_path`) and returns the mount point.
+std::optional<std::string> find_cgroup2_mount(const std::string& mountinfo_path = "/proc/self/mountinfo");
+
+// True when `path` is on a cgroup2 filesystem (statfs f_type == CGROUP2_SUPER_MAGIC).
+bool is_cgroup2(const std::string& path, int* err = nullptr);
+
+// True when the memory controller is available at `root` (its cgroup.controllers
+// lists "memory"). Fixture trees declare this the same way a kernel does.
+bool has_memory_controller(const std::string& root);
+
+}  // namespace memcg::cgroupfs

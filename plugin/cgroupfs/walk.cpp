@@ -1,0 +1,140 @@
+#include "plugin/cgroupfs/walk.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <deque>
+
+namespace memcg::cgroupfs {
+namespace {
+
+struct Pending {
+  std::string path;
+  int depth;
+  UniqueFd dir;
+};
+
+std::string child_path(const std::string& parent, const char* name) {
+  return parent == "/" ? std::string(name) : parent + "/" + name;
+}
+
+std::string full_path(const std::string& root, const std::string& rel) {
+  return rel == "/" ? root : root + "/" + rel;
+}
+
+// Lists the subdirectory names of an open directory. Uses a dup so the kept
+// fd stays usable for openat; rewinds because a dup shares the file offset.
+bool list_subdirs(int dirfd, std::vector<std::string>& names, int& err) {
+  names.clear();
+  const int fd = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) {
+    err = errno;
+    return false;
+  }
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    err = errno;
+    ::close(fd);
+    return false;
+  }
+  ::rewinddir(d);
+  errno = 0;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.' && (e->d_name[1] == 0 || (e->d_name[1] == '.' && e->d_name[2] == 0))) continue;
+    bool is_dir = e->d_type == DT_DIR;
+    if (e->d_type == DT_UNKNOWN) {
+      struct stat st{};
+      is_dir = ::fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    }
+    if (is_dir) names.emplace_back(e->d_name);
+  }
+  err = errno;
+  ::closedir(d);
+  std::sort(names.begin(), names.end());  // deterministic order under the cap
+  return err == 0;
+}
+
+}  // namespace
+
+bool path_before(std::string_view a, std::string_view b) noexcept {
+  if (a == "/") return b != "/";
+  if (b == "/") return false;
+  const size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i] == b[i]) continue;
+    if (a[i] == '/') return true;
+    if (b[i] == '/') return false;
+    return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
+  }
+  return a.size() < b.size();
+}
+
+WalkResult walk(const std::string& root, const config::CollectorConfig& cfg) {
+  WalkResult res;
+  int err = 0;
+  UniqueFd rootfd = open_at(AT_FDCWD, root.c_str(), err);
+  if (!rootfd.valid()) {
+    res.root_ok = false;
+    res.errors.push_back({"open", root, err});
+    return res;
+  }
+  std::deque<Pending> queue;
+  queue.push_back({"/", 0, std::move(rootfd)});
+  std::vector<std::string> names;
+  while (!queue.empty()) {
+    Pending cur = std::move(queue.front());
+    queue.pop_front();
+    // No memory.stat: the memory controller is not enabled here, and so cannot
+    // be below either (a controller is only available to children of a cgroup
+    // that enables it in cgroup.subtree_control). The root is always descended:
+    // kernels before 5.x have no memory.stat in the root.
+    const bool has_memory = ::faccessat(cur.dir.get(), "memory.stat", F_OK, 0) == 0;
+    if (!has_memory) {
+      if (errno != ENOENT && !is_gone(errno))
+        res.errors.push_back({"access", full_path(root, cur.path) + "/memory.stat", errno});
+      ++res.no_memory;
+      if (cur.depth > 0) continue;
+    }
+    if (cur.depth < cfg.max_depth) {
+      if (!list_subdirs(cur.dir.get(), names, err)) {
+        if (!is_gone(err)) res.errors.push_back({"list", full_path(root, cur.path), err});
+      }
+      for (const auto& name : names) {
+        int oerr = 0;
+        UniqueFd fd;
+        {
+          int raw;
+          do raw = ::openat(cur.dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+          while (raw < 0 && errno == EINTR);
+          oerr = raw < 0 ? errno : 0;
+          fd = UniqueFd(raw);
+        }
+        if (!fd.valid()) {
+          if (!is_gone(oerr)) res.errors.push_back({"open", full_path(root, child_path(cur.path, name.c_str())), oerr});
+          continue;
+        }
+        queue.push_back({child_path(cur.path, name.c_str()), cur.depth + 1, std::move(fd)});
+      }
+    }
+    if (!has_memory || !cfg.includes(cur.path)) continue;
+    if (res.cgroups.size() >= cfg.max_cgroups) {
+      ++res.limited;
+      continue;
+    }
+    struct stat st{};
+    if (::fstat(cur.dir.get(), &st) != 0) {
+      res.errors.push_back({"stat", full_path(root, cur.path), errno});
+      continue;
+    }
+    res.cgroups.push_back({std::move(cur.path), cur.depth, static_cast<uint64_t>(st.st_ino), std::move(cur.dir)});
+  }
+  std::sort(res.cgroups.begin(), res.cgroups.end(),
+            [](const Found& a, const Found& b) { return path_before(a.path, b.path); });
+  return res;
+}
+
+}  // namespace memcg::cgroupfs

@@ -1,0 +1,52 @@
+// Time, injected. Only the collector loop asks a Clock; everything it decides
+// with receives `now` as a parameter, so tests drive it with a ManualClock.
+#pragma once
+
+#include <chrono>
+
+namespace memcg {
+
+using TimePoint = std::chrono::steady_clock::time_point;  // monotonic: immune to clock jumps
+using Duration = std::chrono::nanoseconds;
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual TimePoint now() noexcept = 0;
+  // CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID). The kernel runs
+  // the rstat flush of a memory.stat read in the reading thread's context, so
+  // this is where that work shows up.
+  virtual Duration thread_cpu() noexcept = 0;
+
+  static Clock& system() noexcept;
+};
+
+// A clock that moves only when told to. `step` is added after every now() and
+// thread_cpu() call, so a test can give every timed operation a known cost.
+class ManualClock final : public Clock {
+ public:
+  explicit ManualClock(TimePoint start = TimePoint{} + std::chrono::hours(1)) : now_(start) {}
+  TimePoint now() noexcept override {
+    const TimePoint t = now_;
+    now_ += step;
+    return t;
+  }
+  Duration thread_cpu() noexcept override {
+    const Duration t = cpu_;
+    cpu_ += cpu_step;
+    return t;
+  }
+  void advance(Duration d) noexcept { now_ += d; }
+  TimePoint peek() const noexcept { return now_; }
+
+  Duration step{0};
+  Duration cpu_step{0};
+
+ private:
+  TimePoint now_;
+  Duration cpu_{0};
+};
+
+inline double to_seconds(Duration d) noexcept { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace memcg

@@ -1,0 +1,346 @@
+#include "plugin/collector.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "plugin/cache/rates.h"
+#include "plugin/cgroupfs/walk.h"
+#include "plugin/parse/flat_keyed.h"
+
+namespace memcg {
+
+struct Collector::Entry {
+  std::shared_ptr<const CgroupId> id;
+  cgroupfs::UniqueFd dir, stat, current, swap, events, pressure;
+  std::shared_ptr<const config::Settings> settings;
+
+  bool has_probe = false;
+  ProbeValues probe;
+  uint64_t pending = 0;
+  std::shared_ptr<const StatRecord> record;
+  std::array<uint64_t, cache::kReadReasonCount> reads{};
+  uint64_t skips = 0;
+  Duration read_wall{0}, read_cpu{0};
+  bool forced = false;
+  bool gone = false;
+};
+
+namespace {
+
+constexpr const char* kLimitFiles[lim_count] = {"memory.min", "memory.low", "memory.high", "memory.max",
+                                                 "memory.swap.max"};
+constexpr FileKind kLimitKinds[lim_count] = {FileKind::min, FileKind::low, FileKind::high, FileKind::max,
+                                              FileKind::swap_max};
+
+// memory.events counters whose movement is worth an immediate memory.stat
+// read: the cgroup hit its high or max limit, or the OOM killer ran. "low"
+// (reclaimed despite protection) is left to the threshold.
+constexpr parse::EventKey kNotableEvents[] = {parse::ev_high, parse::ev_max, parse::ev_oom, parse::ev_oom_kill,
+                                              parse::ev_oom_group_kill};
+
+bool is_ancestor(std::string_view anc, std::string_view path) noexcept {
+  if (anc == "/") return path != "/";
+  return path.size() > anc.size() && path.starts_with(anc) && path[anc.size()] == '/';
+}
+
+int64_t signed_diff(uint64_t cur, uint64_t prev) noexcept {
+  return cur >= prev ? static_cast<int64_t>(cur - prev) : -static_cast<int64_t>(prev - cur);
+}
+
+}  // namespace
+
+Collector::Collector(std::string root, config::Config config, Clock& clock, cgroupfs::FileIo& io)
+    : root_(std::move(root)), config_(std::move(config)), clock_(clock), io_(io) {
+  auto empty = std::make_shared<Snapshot>();
+  empty->root = root_;
+  latest_.store(std::move(empty));
+}
+
+Collector::~Collector() = default;
+
+void Collector::set_config(config::Config config) {
+  config_ = std::move(config);
+  need_rescan_ = true;
+}
+
+void Collector::request_refresh(config::Glob glob) {
+  std::lock_guard lock(refresh_mu_);
+  refresh_.push_back(std::move(glob));
+}
+
+void Collector::record_error(FileKind file, const Entry& e, int err, PassReport& report) {
+  ++read_errors_[static_cast<size_t>(file)];
+  if (report.errors.size() < PassReport::kMaxErrors) {
+    const std::string dir = e.id->path == "/" ? root_ : root_ + "/" + e.id->path;
+    report.errors.push_back({"read", dir + "/" + std::string(file_name(file)), err});
+  }
+}
+
+void Collector::rescan(PassReport& report) {
+  cgroupfs::WalkResult found = cgroupfs::walk(root_, config_.collector);
+  report.rescanned = true;
+  root_ok_ = found.root_ok;
+  limited_ = found.limited;
+  no_memory_ = found.no_memory;
+  for (auto& err : found.errors)
+    if (report.errors.size() < PassReport::kMaxErrors) report.errors.push_back(std::move(err));
+
+  std::unordered_map<std::string_view, size_t> old_index;
+  old_index.reserve(entries_.size());
+  for (size_t i = 0; i < entries_.size(); ++i)
+    if (!entries_[i].gone) old_index.emplace(entries_[i].id->path, i);
+
+  std::vector<Entry> next;
+  next.reserve(found.cgroups.size());
+  size_t kept = 0;
+  for (auto& f : found.cgroups) {
+    auto it = old_index.find(f.path);
+    // Same path and inode: the same cgroup, keep its state. A new inode at the
+    // same path is a recreated cgroup: its state (and rates) start over.
+    if (it != old_index.end() && entries_[it->second].id->inode == f.inode) {
+      next.push_back(std::move(entries_[it->second]));
+      ++kept;
+    } else {
+      Entry e;
+      e.id = std::make_shared<const CgroupId>(CgroupId{std::move(f.path), f.inode, f.depth});
+      e.dir = std::move(f.dir);
+      int err = 0;
+      e.stat = cgroupfs::open_at(e.dir.get(), "memory.stat", err);
+      e.current = cgroupfs::open_at(e.dir.get(), "memory.current", err);
+      e.swap = cgroupfs::open_at(e.dir.get(), "memory.swap.current", err);
+      e.events = cgroupfs::open_at(e.dir.get(), "memory.events", err);
+      e.pressure = cgroupfs::open_at(e.dir.get(), "memory.pressure", err);
+      if (!e.stat.valid()) continue;  // removed between the walk and now
+      next.push_back(std::move(e));
+      ++report.added;
+    }
+  }
+  report.removed += entries_.size() - kept;
+  entries_ = std::move(next);
+  for (auto& e : entries_) e.settings = config_.settings_for(e.id->path);
+  link_parents();
+}
+
+void Collector::link_parents() {
+  parents_.assign(entries_.size(), -1);
+  std::vector<size_t> stack;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    while (!stack.empty() && !is_ancestor(entries_[stack.back()].id->path, entries_[i].id->path)) stack.pop_back();
+    parents_[i] = stack.empty() ? -1 : static_cast<int>(stack.back());
+    stack.push_back(i);
+  }
+}
+
+void Collector::probe(Entry& e, TimePoint now, cache::ProbeDelta& delta, bool& events_moved, PassReport& report) {
+  ProbeValues p;
+  p.at = now;
+  delta = {};
+  events_moved = false;
+
+  // Returns false when the cgroup is gone.
+  auto read_single = [&](const cgroupfs::UniqueFd& fd, FileKind kind, std::optional<uint64_t>& out) {
+    if (!fd.valid()) return true;
+    auto r = cgroupfs::read_kept(io_, fd.get(), buf_);
+    if (!r.ok()) {
+      if (is_gone(r.err)) return false;
+      record_error(kind, e, r.err, report);
+      return true;
+    }
+    auto v = parse::parse_single_value(r.text);
+    if (!v || v->unlimited)
+      ++parse_errors_[static_cast<size_t>(kind)];
+    else
+      out = v->value;
+    return true;
+  };
+  if (!read_single(e.current, FileKind::current, p.current) || !read_single(e.swap, FileKind::swap_current, p.swap)) {
+    e.gone = true;
+    return;
+  }
+  if (e.events.valid()) {
+    auto r = cgroupfs::read_kept(io_, e.events.get(), buf_);
+    if (!r.ok()) {
+      if (is_gone(r.err)) { e.gone = true; return; }
+      record_error(FileKind::events, e, r.err, report);
+    } else {
+      auto pr = parse::parse_flat_keyed(r.text, parse::event_key_table(), events_layout_, events_scratch_.out());
+      parse_errors_[static_cast<size_t>(FileKind::events)] += pr.malformed;
+      p.has_events = true;
+      for (size_t k = 0; k < parse::ev_count; ++k) p.events[k] = events_scratch_.get(k).value_or(0);
+    }
+  }
+  if (e.pressure.valid()) {
+    auto r = cgroupfs::read_kept(io_, e.pressure.get(), buf_);
+    if (!r.ok()) {
+      if (is_gone(r.err)) { e.gone = true; return; }
+      record_error(FileKind::pressure, e, r.err, report);
+    } else {
+      parse_errors_[static_cast<size_t>(FileKind::pressure)] += parse::parse_psi(r.text, p.psi);
+      p.has_psi = true;
+    }
+  }
+
+  if (e.has_probe) {
+    const ProbeValues& prev = e.probe;
+    if (prev.current && p.current) {
+      delta.valid = true;
+      delta.current = signed_diff(*p.current, *prev.current);
+      if (prev.swap && p.swap) delta.swap = signed_diff(*p.swap, *prev.swap);
+      if (now > prev.at) p.current_rate = cache::gauge_rate(*prev.current, *p.current, now - prev.at);
+    }
+    if (prev.has_events && p.has_events)
+      for (auto k : kNotableEvents) events_moved = events_moved || p.events[k] != prev.events[k];
+  }
+  e.probe = p;
+  e.has_probe = true;
+}
+
+void Collector::read_stat(Entry& e, cache::ReadReason reason, PassReport& report) {
+  const TimePoint t0 = clock_.now();
+  const Duration c0 = clock_.thread_cpu();
+  auto r = cgroupfs::read_kept(io_, e.stat.get(), buf_);
+  const Duration c1 = clock_.thread_cpu();
+  const TimePoint t1 = clock_.now();
+  if (!r.ok()) {
+    if (is_gone(r.err))
+      e.gone = true;
+    else
+      record_error(FileKind::stat, e, r.err, report);  // keep the old values and the pending change
+    return;
+  }
+  auto pr = parse::parse_flat_keyed(r.text, parse::stat_key_table(), stat_layout_, stat_scratch_.out());
+  parse_errors_[static_cast<size_t>(FileKind::stat)] += pr.malformed;
+
+  auto rec = std::make_shared<StatRecord>();
+  rec->read_at = t0;
+  rec->values = stat_scratch_;
+  if (e.record && t0 > e.record->read_at) {
+    const Duration dt = t0 - e.record->read_at;
+    const auto& prev = e.record->values;
+    for (size_t k = 0; k < parse::kStatKeyCount; ++k) {
+      if (!rec->values.present.test(k) || !prev.present.test(k)) continue;
+      switch (parse::stat_kind(k)) {
+        case parse::StatKind::events: rec->rate[k] = cache::counter_rate(prev.values[k], rec->values.values[k], dt); break;
+        case parse::StatKind::bytes: rec->rate[k] = cache::gauge_rate(prev.values[k], rec->values.values[k], dt); break;
+        case parse::StatKind::count: continue;
+      }
+      rec->has_rate.set(k);
+    }
+  }
+  // Limits and peak: rarely-changing or only meaningful next to the breakdown,
+  // so they are read with it rather than kept open (4 fds per cgroup, not 10).
+  for (size_t k = 0; k < lim_count; ++k) {
+    auto lr = cgroupfs::read_once(io_, e.dir.get(), kLimitFiles[k], buf_);
+    if (!lr.ok()) {
+      if (!is_gone(lr.err)) record_error(kLimitKinds[k], e, lr.err, report);
+      continue;
+    }
+    rec->limits[k] = parse::parse_single_value(lr.text);
+    if (!rec->limits[k]) ++parse_errors_[static_cast<size_t>(kLimitKinds[k])];
+  }
+  auto peak = cgroupfs::read_once(io_, e.dir.get(), "memory.peak", buf_);
+  if (peak.ok()) {
+    auto v = parse::parse_single_value(peak.text);
+    if (v && !v->unlimited) rec->peak = v->value; else ++parse_errors_[static_cast<size_t>(FileKind::peak)];
+  } else if (!is_gone(peak.err)) {
+    record_error(FileKind::peak, e, peak.err, report);
+  }
+
+  e.record = std::move(rec);
+  e.pending = 0;
+  e.forced = false;
+  ++e.reads[static_cast<size_t>(reason)];
+  ++reads_[static_cast<size_t>(reason)];
+  ++report.reads;
+  e.read_wall += t1 - t0;
+  e.read_cpu += c1 - c0;
+  read_hist_.observe(to_seconds(t1 - t0));
+}
+
+PassReport Collector::run_pass() {
+  PassReport report;
+  const TimePoint now = clock_.now();
+  if (need_rescan_ || now - last_rescan_ >= config_.collector.rescan_interval) {
+    rescan(report);
+    need_rescan_ = false;
+    last_rescan_ = now;
+  }
+  {
+    std::vector<config::Glob> refresh;
+    {
+      std::lock_guard lock(refresh_mu_);
+      refresh.swap(refresh_);
+    }
+    for (const auto& g : refresh)
+      for (auto& e : entries_)
+        if (g.matches(e.id->path)) e.forced = true;
+  }
+
+  const size_t n = entries_.size();
+  deltas_.resize(n);
+  change_.resize(n);
+  scratch_a_.resize(n);
+  scratch_b_.resize(n);
+  moved_.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    bool moved = false;
+    probe(entries_[i], now, deltas_[i], moved, report);
+    moved_[i] = moved;
+  }
+  cache::subtree_change(parents_, deltas_, change_, scratch_a_, scratch_b_);
+
+  for (size_t i = 0; i < n; ++i) {
+    Entry& e = entries_[i];
+    if (e.gone) continue;
+    e.pending += change_[i];
+    cache::FlushInput in;
+    if (e.record) in.last_read = e.record->read_at;
+    in.pending = e.pending;
+    in.threshold = e.settings->threshold;
+    in.max_age = e.settings->max_age;
+    in.events_moved = moved_[i] != 0;
+    in.forced = e.forced;
+    if (auto reason = cache::decide_flush(in, now)) {
+      read_stat(e, *reason, report);
+    } else {
+      ++e.skips;
+      ++skips_;
+      ++report.skips;
+    }
+  }
+
+  const size_t before = entries_.size();
+  std::erase_if(entries_, [](const Entry& e) { return e.gone; });
+  if (entries_.size() != before) {
+    report.removed += before - entries_.size();
+    link_parents();
+  }
+  report.root_ok = root_ok_;
+  report.limited = limited_;
+  publish(now);
+  return report;
+}
+
+void Collector::publish(TimePoint started) {
+  auto snap = std::make_shared<Snapshot>();
+  snap->pass = ++passes_;
+  snap->taken_at = started;
+  snap->root = root_;
+  snap->cgroups.reserve(entries_.size());
+  for (const auto& e : entries_)
+    snap->cgroups.push_back(CgroupView{e.id, e.settings, e.probe, e.record, e.pending, e.reads, e.skips,
+                                       e.read_wall, e.read_cpu});
+  snap->cgroups_limited = limited_;
+  snap->cgroups_no_memory = no_memory_;
+  snap->read_errors = read_errors_;
+  snap->parse_errors = parse_errors_;
+  snap->reads = reads_;
+  snap->skips = skips_;
+  snap->stat_read_seconds = read_hist_;
+  snap->pass_duration = clock_.now() - started;
+  pass_hist_.observe(to_seconds(snap->pass_duration));
+  snap->pass_seconds = pass_hist_;
+  latest_.store(std::move(snap), std::memory_order_release);
+}
+
+}  // namespace memcg

@@ -1,0 +1,40 @@
+// The memory.stat keys this build knows, in the kernel's print order, with the
+// kind each one has according to Documentation/admin-guide/cgroup-v2.rst:
+//  - bytes:  an amount of memory (the docs: "All memory amounts are in bytes")
+//  - events: a monotonically increasing event counter (pgfault, workingset_*, ...)
+//  - count:  a plain number that can go up and down; also the kind given to
+//            keys a newer kernel adds that are not in this table.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+
+#include "plugin/parse/flat_keyed.h"
+#include "plugin/parse/key_table.h"
+
+namespace memcg::parse {
+
+enum class StatKind : unsigned char { bytes, events, count };
+
+std::string_view to_string(StatKind kind) noexcept;
+
+struct StatKeyInfo {
+  std::string_view name;
+  StatKind kind;
+};
+
+inline constexpr size_t kStatKeyCount = 74;
+
+std::span<const StatKeyInfo> stat_keys() noexcept;
+const KeyTable& stat_key_table() noexcept;
+StatKind stat_kind(size_t index) noexcept;
+
+// memory.events (and memory.events.local): counters since cgroup creation.
+enum EventKey : unsigned char { ev_low, ev_high, ev_max, ev_oom, ev_oom_kill, ev_oom_group_kill, ev_count };
+const KeyTable& event_key_table() noexcept;
+
+using StatValues = FlatKeyed<kStatKeyCount>;
+using EventValues = FlatKeyed<ev_count>;
+
+}  // namespace memcg::parse

@@ -1,0 +1,95 @@
+// The immutable result of a collection pass. The collector builds one per pass
+// and publishes it with one atomic store; readers (scrapes, the JSON API) load
+// it and compute ages against their own `now`. Per-cgroup identity, settings
+// and memory.stat records are shared between snapshots, so publishing a pass
+// copies pointers, not stat tables.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.h"
+#include "plugin/cache/flush_policy.h"
+#include "plugin/clock.h"
+#include "plugin/histogram.h"
+#include "plugin/parse/psi.h"
+#include "plugin/parse/single_value.h"
+#include "plugin/parse/stat_keys.h"
+
+namespace memcg {
+
+// Every file the collector reads, for per-file error counters.
+enum class FileKind : unsigned char { stat, current, swap_current, events, pressure, peak, min, low, high, max, swap_max };
+inline constexpr size_t kFileKindCount = 11;
+std::string_view file_name(FileKind f) noexcept;
+
+enum LimitKind : unsigned char { lim_min, lim_low, lim_high, lim_max, lim_swap_max, lim_count };
+std::string_view limit_name(LimitKind k) noexcept;  // "min", ..., "swap_max"
+
+struct CgroupId {
+  std::string path;  // relative to the cgroup2 root; "/" for the root
+  uint64_t inode = 0;
+  int depth = 0;
+};
+
+// One memory.stat read and the files read with it (limits and peak change
+// rarely or only matter with the breakdown, so they share its freshness).
+struct StatRecord {
+  TimePoint read_at{};
+  parse::StatValues values;
+  std::array<double, parse::kStatKeyCount> rate{};  // per second, vs the previous read
+  parse::KeySet has_rate;
+  std::array<std::optional<parse::SingleValue>, lim_count> limits;
+  std::optional<uint64_t> peak;
+};
+
+// The cheap files, read every pass.
+struct ProbeValues {
+  TimePoint at{};
+  std::optional<uint64_t> current, swap;
+  bool has_events = false;
+  std::array<uint64_t, parse::ev_count> events{};
+  bool has_psi = false;
+  parse::Psi psi;
+  std::optional<double> current_rate;  // bytes/s vs the previous probe
+};
+
+struct CgroupView {
+  std::shared_ptr<const CgroupId> id;
+  std::shared_ptr<const config::Settings> settings;
+  ProbeValues probe;
+  std::shared_ptr<const StatRecord> stat;  // null until a read succeeded
+  uint64_t pending = 0;                    // probed change since stat->read_at
+  std::array<uint64_t, cache::kReadReasonCount> reads{};
+  uint64_t skips = 0;
+  Duration read_wall{0}, read_cpu{0};      // summed over all memory.stat reads
+
+  // Age of the memory.stat values at `now`, or nullopt if never read.
+  std::optional<Duration> stat_age(TimePoint now) const noexcept {
+    if (!stat) return std::nullopt;
+    return now - stat->read_at;
+  }
+};
+
+struct Snapshot {
+  uint64_t pass = 0;       // 0: no pass completed yet
+  TimePoint taken_at{};    // start of the pass
+  Duration pass_duration{0};
+  std::string root;
+  std::vector<CgroupView> cgroups;  // pre-order by path
+  uint64_t cgroups_limited = 0;     // left out by collector.max_cgroups
+  uint64_t cgroups_no_memory = 0;   // directories without the memory controller
+  std::array<uint64_t, kFileKindCount> read_errors{};   // totals since start
+  std::array<uint64_t, kFileKindCount> parse_errors{};  // malformed files or lines
+  std::array<uint64_t, cache::kReadReasonCount> reads{};  // totals since start
+  uint64_t skips = 0;
+  ReadHistogram stat_read_seconds;
+  PassHistogram pass_seconds;
+};
+
+}  // namespace memcg

@@ -1,0 +1,383 @@
+// The cache contract, in the style of oomd's data-lifecycle tests: values stay
+// as read until the policy decides to re-read, and every reason is observable.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <map>
+#include <thread>
+
+#include "config/config.h"
+#include "plugin/collector.h"
+#include "tests/fixtures/tree.h"
+#include "tests/unit/alloc_counter.h"
+
+namespace memcg {
+namespace {
+
+using namespace std::chrono_literals;
+using cache::ReadReason;
+
+constexpr uint64_t kThreshold = 4096;
+
+// Fails preads of files whose path starts with a chosen prefix.
+class FaultyIo final : public cgroupfs::FileIo {
+ public:
+  ssize_t pread(int fd, char* buf, size_t len, off_t off) noexcept override {
+    if (!faults_.empty()) {
+      char link[64], target[4096];
+      std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+      const ssize_t n = ::readlink(link, target, sizeof target - 1);
+      if (n > 0) {
+        const std::string_view path(target, static_cast<size_t>(n));
+        for (const auto& [prefix, err] : faults_)
+          if (path.starts_with(prefix)) {
+            errno = err;
+            return -1;
+          }
+      }
+    }
+    return cgroupfs::FileIo::system().pread(fd, buf, len, off);
+  }
+  std::map<std::string, int> faults_;
+};
+
+class CollectorTest : public ::testing::Test {
+ protected:
+  CollectorTest() {
+    tree.add("a", spec(10 << 20));
+    tree.add("a/x", spec(6 << 20));
+    tree.add("a/y", spec(4 << 20));
+    tree.add("b", spec(1 << 20));
+    cfg = config::Config::builtin({4096, 1});
+    cfg.defaults.threshold = kThreshold;
+    cfg.defaults.max_age = 10s;
+    cfg.defaults.stats.all = true;
+    cfg.collector.rescan_interval = 1h;  // tests rescan explicitly
+    cfg.resolve();
+  }
+
+  static fixtures::CgroupSpec spec(uint64_t current) {
+    fixtures::CgroupSpec s;
+    s.current = current;
+    s.stat.set("anon", current / 2).set("file", current / 2).set("pgfault", 100);
+    return s;
+  }
+
+  std::unique_ptr<Collector> make() { return std::make_unique<Collector>(tree.root(), cfg, clock, io); }
+
+  // Runs a pass one probe interval after the previous one.
+  PassReport pass(Collector& c) {
+    clock.advance(1s);
+    return c.run_pass();
+  }
+
+  const CgroupView& view(const Collector& c, const std::string& path) {
+    snap = c.latest();
+    for (const auto& v : snap->cgroups)
+      if (v.id->path == path) return v;
+    throw std::runtime_error("no cgroup " + path);
+  }
+  bool has(const Collector& c, const std::string& path) {
+    for (const auto& v : c.latest()->cgroups)
+      if (v.id->path == path) return true;
+    return false;
+  }
+  uint64_t reads(const Collector& c, const std::string& path, ReadReason r) {
+    return view(c, path).reads[static_cast<size_t>(r)];
+  }
+  uint64_t stat(const Collector& c, const std::string& path, const char* key) {
+    return *view(c, path).stat->values.get(*parse::stat_key_table().find(key));
+  }
+  // Moves a leaf's memory.current and its ancestors' by the same amount, as the kernel would.
+  void grow(const std::string& leaf, int64_t delta) {
+    for (std::string p = leaf;;) {
+      auto& s = tree.spec(p);
+      tree.set_current(p, static_cast<uint64_t>(static_cast<int64_t>(s.current) + delta));
+      auto slash = p.rfind('/');
+      if (slash == std::string::npos) break;
+      p = p.substr(0, slash);
+    }
+  }
+
+  fixtures::Tree tree;
+  config::Config cfg;
+  ManualClock clock;
+  FaultyIo io;
+  std::shared_ptr<const Snapshot> snap;
+};
+
+TEST_F(CollectorTest, FirstPassReadsEverythingThenQuietPassesSkip) {
+  auto c = make();
+  auto r1 = pass(*c);
+  EXPECT_EQ(r1.added, 5u);  // root, a, a/x, a/y, b
+  EXPECT_EQ(r1.reads, 5u);
+  for (const char* p : {"/", "a", "a/x", "a/y", "b"}) EXPECT_EQ(reads(*c, p, ReadReason::initial), 1u) << p;
+  auto first = view(*c, "a/x").stat;
+
+  auto r2 = pass(*c);
+  EXPECT_EQ(r2.reads, 0u);
+  EXPECT_EQ(r2.skips, 5u);
+  EXPECT_EQ(view(*c, "a/x").skips, 1u);
+  EXPECT_EQ(view(*c, "a/x").stat, first) << "a skip serves the cached record";
+  EXPECT_EQ(c->latest()->skips, 5u);
+}
+
+TEST_F(CollectorTest, ValuesStayAsReadUntilThePolicyRereads) {
+  auto c = make();
+  pass(*c);
+  auto body = tree.spec("b").stat;
+  tree.set_stat("b", body.set("anon", 12345));  // memory.stat moved, memory.current did not
+  for (int i = 1; i <= 9; ++i) {  // ages 1 s .. 9 s
+    pass(*c);
+    EXPECT_EQ(stat(*c, "b", "anon"), (1u << 20) / 2) << "age " << i << " s";
+  }
+  pass(*c);  // age 10 s = max_age
+  EXPECT_EQ(stat(*c, "b", "anon"), 12345u);
+  EXPECT_EQ(reads(*c, "b", ReadReason::max_age), 1u);
+  EXPECT_EQ(view(*c, "b").skips, 9u);
+}
+
+TEST_F(CollectorTest, ThresholdCountsChangeSinceLastReadAndPropagatesUp) {
+  auto c = make();
+  pass(*c);
+  grow("a/x", 3000);
+  pass(*c);
+  EXPECT_EQ(view(*c, "a/x").pending, 3000u);
+  EXPECT_EQ(view(*c, "a").pending, 3000u);
+  EXPECT_EQ(view(*c, "/").pending, 3000u) << "the root has no memory.current but inherits its subtree";
+  EXPECT_EQ(view(*c, "b").pending, 0u);
+
+  grow("a/x", -1500);  // back down: change is absolute, pending now 4500
+  auto r = pass(*c);
+  EXPECT_EQ(r.reads, 3u);
+  for (const char* p : {"/", "a", "a/x"}) {
+    EXPECT_EQ(reads(*c, p, ReadReason::threshold), 1u) << p;
+    EXPECT_EQ(view(*c, p).pending, 0u) << p << ": a read resets pending";
+  }
+  EXPECT_EQ(reads(*c, "a/y", ReadReason::threshold), 0u);
+  EXPECT_EQ(view(*c, "a/y").skips, 2u);
+}
+
+TEST_F(CollectorTest, SiblingsMovingOppositeWaysFlushTheirParent) {
+  auto c = make();
+  pass(*c);
+  tree.set_current("a/x", (6 << 20) + 3000);
+  tree.set_current("a/y", (4 << 20) - 3000);  // a's memory.current is unchanged
+  pass(*c);
+  EXPECT_EQ(view(*c, "a").pending, 0u);
+  EXPECT_EQ(reads(*c, "a", ReadReason::threshold), 1u);
+  EXPECT_EQ(reads(*c, "a/x", ReadReason::threshold), 0u) << "3000 < threshold";
+}
+
+TEST_F(CollectorTest, SwapChangeCounts) {
+  auto c = make();
+  pass(*c);
+  tree.set_swap("b", 8192);
+  pass(*c);
+  EXPECT_EQ(reads(*c, "b", ReadReason::threshold), 1u);
+}
+
+TEST_F(CollectorTest, MemoryEventsTriggerARead) {
+  auto c = make();
+  pass(*c);
+  tree.set_event("a/y", "oom_kill", 1);
+  pass(*c);
+  EXPECT_EQ(reads(*c, "a/y", ReadReason::event), 1u);
+  EXPECT_EQ(view(*c, "a/y").probe.events[parse::ev_oom_kill], 1u);
+  tree.set_event("a/y", "low", 3);  // reclaim under protection: not notable on its own
+  pass(*c);
+  EXPECT_EQ(reads(*c, "a/y", ReadReason::event), 1u);
+}
+
+TEST_F(CollectorTest, ForcedRefreshReadsOnlyMatchingCgroupsOnce) {
+  auto c = make();
+  pass(*c);
+  c->request_refresh(*config::Glob::compile("a/*", nullptr));
+  auto r = pass(*c);
+  EXPECT_EQ(r.reads, 2u);
+  EXPECT_EQ(reads(*c, "a/x", ReadReason::forced), 1u);
+  EXPECT_EQ(reads(*c, "a/y", ReadReason::forced), 1u);
+  EXPECT_EQ(reads(*c, "a", ReadReason::forced), 0u);
+  EXPECT_EQ(pass(*c).reads, 0u) << "a request is served once";
+}
+
+TEST_F(CollectorTest, ZeroThresholdIsTheNaiveMode) {
+  cfg.defaults.threshold = 0;
+  cfg.resolve();
+  auto c = make();
+  pass(*c);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(pass(*c).reads, 5u);
+  EXPECT_EQ(reads(*c, "b", ReadReason::threshold), 3u);
+}
+
+TEST_F(CollectorTest, RatesFromConsecutiveReads) {
+  auto c = make();
+  pass(*c);
+  EXPECT_EQ(view(*c, "b").stat->has_rate.count(), 0u) << "one read has no rate";
+  EXPECT_FALSE(view(*c, "b").probe.current_rate) << "one probe has no rate";
+  auto body = tree.spec("b").stat;
+  tree.set_stat("b", body.set("pgfault", 300).set("anon", 0));
+  clock.advance(1s);
+  grow("b", 8192);  // 8192 B over 2 s of probes
+  pass(*c);
+  const auto& v = view(*c, "b");
+  const auto k = [](const char* key) { return *parse::stat_key_table().find(key); };
+  ASSERT_TRUE(v.stat->has_rate.test(k("pgfault")));
+  EXPECT_DOUBLE_EQ(v.stat->rate[k("pgfault")], 100.0);              // (300-100)/2s
+  EXPECT_DOUBLE_EQ(v.stat->rate[k("anon")], -double(1 << 20) / 4);  // (0-512KiB)/2s
+  EXPECT_DOUBLE_EQ(*v.probe.current_rate, 4096.0);
+}
+
+TEST_F(CollectorTest, RemovedCgroupIsDroppedAtRescan) {
+  auto c = make();
+  pass(*c);
+  tree.remove("b");
+  c->set_config(cfg);  // forces a rescan
+  auto r = pass(*c);
+  EXPECT_EQ(r.removed, 1u);
+  EXPECT_FALSE(has(*c, "b"));
+  EXPECT_TRUE(r.errors.empty());
+}
+
+TEST_F(CollectorTest, CgroupGoneMidReadIsDroppedQuietly) {
+  auto c = make();
+  pass(*c);
+  io.faults_[tree.dir("a/x") + "/"] = ENODEV;  // what kernfs returns after rmdir
+  auto r = pass(*c);
+  EXPECT_EQ(r.removed, 1u);
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_FALSE(has(*c, "a/x"));
+  for (auto n : c->latest()->read_errors) EXPECT_EQ(n, 0u);
+  io.faults_[tree.dir("b") + "/memory.stat"] = ENOENT;
+  grow("b", 1 << 20);
+  r = pass(*c);
+  EXPECT_FALSE(has(*c, "b"));
+  EXPECT_TRUE(r.errors.empty());
+}
+
+TEST_F(CollectorTest, ReadErrorKeepsOldValuesAndPendingChange) {
+  auto c = make();
+  pass(*c);
+  const auto before = view(*c, "b").stat;
+  io.faults_[tree.dir("b") + "/memory.stat"] = EIO;
+  grow("b", 10000);
+  auto r = pass(*c);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].err, EIO);
+  EXPECT_EQ(r.errors[0].path, tree.dir("b") + "/memory.stat");
+  EXPECT_EQ(c->latest()->read_errors[static_cast<size_t>(FileKind::stat)], 1u);
+  EXPECT_EQ(view(*c, "b").stat, before);
+  EXPECT_EQ(view(*c, "b").pending, 10000u);
+  io.faults_.clear();
+  pass(*c);
+  EXPECT_EQ(reads(*c, "b", ReadReason::threshold), 1u) << "the next pass retries";
+}
+
+TEST_F(CollectorTest, RecreatedCgroupStartsOver) {
+  auto c = make();
+  pass(*c);
+  auto body = tree.spec("b").stat;
+  tree.set_stat("b", body.set("pgfault", 5000));
+  grow("b", 1 << 20);
+  pass(*c);
+  const uint64_t old_inode = view(*c, "b").id->inode;
+  EXPECT_EQ(view(*c, "b").reads[static_cast<size_t>(ReadReason::threshold)], 1u);
+
+  tree.recreate("b", spec(1 << 20));  // pgfault back to 100
+  c->set_config(cfg);
+  auto r = pass(*c);
+  EXPECT_EQ(r.added, 1u);
+  EXPECT_EQ(r.removed, 1u);
+  const auto& v = view(*c, "b");
+  EXPECT_NE(v.id->inode, old_inode);
+  EXPECT_EQ(v.reads[static_cast<size_t>(ReadReason::initial)], 1u);
+  EXPECT_EQ(v.reads[static_cast<size_t>(ReadReason::threshold)], 0u) << "state started over";
+  EXPECT_EQ(v.stat->has_rate.count(), 0u) << "no rate across the recreation, so never a negative one";
+  EXPECT_EQ(stat(*c, "b", "pgfault"), 100u);
+}
+
+TEST_F(CollectorTest, ReadCostsAccumulatePerCgroupAndInTheHistogram) {
+  clock.step = 3us;  // every timed read takes 3 µs of wall time
+  clock.cpu_step = 2us;
+  auto c = make();
+  pass(*c);
+  grow("b", 1 << 20);
+  pass(*c);
+  const auto& v = view(*c, "b");
+  EXPECT_EQ(v.read_wall, Duration(6us));
+  EXPECT_EQ(v.read_cpu, Duration(4us));
+  const auto& h = c->latest()->stat_read_seconds;
+  EXPECT_EQ(h.count, 5u + 2u);  // 5 initial reads, then b and its parent, the root
+  EXPECT_EQ(h.counts[2], h.count) << "3 µs lands in the (2.5 µs, 5 µs] bucket";
+}
+
+TEST_F(CollectorTest, ConfigChangeAppliesNewRulesAndKeepsState) {
+  auto c = make();
+  pass(*c);
+  auto next = cfg;
+  next.rules.push_back({*config::Glob::compile("b", nullptr), uint64_t{1}, std::nullopt, std::nullopt});
+  next.resolve();
+  c->set_config(next);
+  grow("b", 2);
+  auto r = pass(*c);
+  EXPECT_EQ(r.added, 0u) << "cgroups that still match keep their state";
+  EXPECT_EQ(view(*c, "b").settings->threshold, 1u);
+  EXPECT_EQ(reads(*c, "b", ReadReason::threshold), 1u);
+  EXPECT_EQ(reads(*c, "b", ReadReason::initial), 1u);
+}
+
+TEST_F(CollectorTest, SnapshotsAreImmutable) {
+  auto c = make();
+  pass(*c);
+  auto s1 = c->latest();
+  const auto anon = *s1->cgroups.back().stat->values.get(0);
+  tree.set_stat("b", tree.spec("b").stat.set("anon", 1));
+  grow("b", 1 << 20);
+  pass(*c);
+  EXPECT_EQ(s1->pass, 1u);
+  EXPECT_EQ(*s1->cgroups.back().stat->values.get(0), anon);
+  EXPECT_EQ(c->latest()->pass, 2u);
+}
+
+TEST_F(CollectorTest, ConcurrentReadersNeverCauseReads) {
+  auto c = make();
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> loads{0};
+  std::vector<std::thread> readers;
+  for (int i = 0; i < 4; ++i)
+    readers.emplace_back([&] {
+      while (!stop.load()) {
+        auto s = c->latest();
+        for (const auto& v : s->cgroups) ASSERT_TRUE(v.id);
+        loads.fetch_add(1);
+      }
+    });
+  uint64_t total_reads = 0;
+  for (int i = 0; i < 50; ++i) total_reads += pass(*c).reads;
+  stop = true;
+  for (auto& t : readers) t.join();
+  EXPECT_GT(loads.load(), 0u);
+  EXPECT_EQ(total_reads, 5u + 5u * 4u) << "initial reads plus max_age refreshes only";
+}
+
+TEST_F(CollectorTest, QuietPassAllocationsDoNotGrowWithCgroups) {
+  auto quiet_allocs = [&](int extra) {
+    fixtures::Tree t;
+    for (int i = 0; i < extra; ++i) t.add("c" + std::to_string(i), spec(1 << 20));
+    Collector c(t.root(), cfg, clock, io);
+    c.run_pass();
+    clock.advance(1s);
+    c.run_pass();  // warm-up: buffers and scratch sized
+    clock.advance(1s);
+    testing::AllocationCounter allocs;
+    c.run_pass();
+    return allocs.count();
+  };
+  const size_t small = quiet_allocs(2), large = quiet_allocs(40);
+  EXPECT_EQ(small, large) << "a quiet pass allocates per pass (the snapshot), never per cgroup";
+  EXPECT_LE(small, 3u);
+}
+
+}  // namespace
+}  // namespace memcg

@@ -1,0 +1,172 @@
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+#include "plugin/parse/flat_keyed.h"
+#include "plugin/parse/psi.h"
+#include "plugin/parse/single_value.h"
+#include "plugin/parse/stat_keys.h"
+#include "tests/fixtures/tree.h"
+#include "tests/unit/alloc_counter.h"
+
+namespace memcg::parse {
+namespace {
+
+size_t idx(std::string_view key) { return *stat_key_table().find(key); }
+
+TEST(StatParse, RealKernelBodyParsesEveryLine) {
+  const std::string body = fixtures::kernel_file("work_hog", "memory.stat");
+  StatValues v;
+  LayoutCache layout;
+  auto r = parse_flat_keyed(body, stat_key_table(), layout, v.out());
+  EXPECT_EQ(r.malformed, 0u);
+  EXPECT_EQ(r.lines, 47u);  // what Linux 6.1 prints for a non-root cgroup
+  EXPECT_TRUE(v.unknown.empty()) << "a 6.1 key is missing from the table: " << v.unknown.front().name;
+  EXPECT_EQ(v.get(idx("anon")), 58822656u);
+  EXPECT_EQ(v.get(idx("shmem")), 20971520u);
+  EXPECT_EQ(v.get(idx("pgfault")), 8209u);
+  EXPECT_EQ(v.get(idx("thp_fault_alloc")), 165u);
+  EXPECT_FALSE(v.get(idx("zswap")).has_value()) << "6.1 has no zswap line";
+}
+
+TEST(StatParse, KeysAreClassifiedByKind) {
+  EXPECT_EQ(stat_kind(idx("anon")), StatKind::bytes);
+  EXPECT_EQ(stat_kind(idx("slab")), StatKind::bytes);
+  EXPECT_EQ(stat_kind(idx("file_writeback")), StatKind::bytes);
+  EXPECT_EQ(stat_kind(idx("pgfault")), StatKind::events);
+  EXPECT_EQ(stat_kind(idx("workingset_refault_file")), StatKind::events);
+  EXPECT_EQ(stat_kind(idx("thp_fault_alloc")), StatKind::events);
+  EXPECT_EQ(stat_kind(idx("pgscan_kswapd")), StatKind::events);
+  // Every key of the table has a name and a kind; the counts add up.
+  size_t bytes = 0, events = 0;
+  for (const auto& k : stat_keys()) (k.kind == StatKind::bytes ? bytes : events)++;
+  EXPECT_EQ(bytes + events, kStatKeyCount);
+  EXPECT_EQ(bytes, 28u);
+}
+
+TEST(StatParse, UnknownKeysAreKeptInOrder) {
+  StatValues v;
+  LayoutCache layout;
+  auto r = parse_flat_keyed("anon 1\nfuture_key 7\nfile 2\nanother_new 9\n", stat_key_table(), layout, v.out());
+  EXPECT_EQ(r.malformed, 0u);
+  ASSERT_EQ(v.unknown.size(), 2u);
+  EXPECT_EQ(v.unknown[0].name, "future_key");
+  EXPECT_EQ(v.unknown[0].value, 7u);
+  EXPECT_EQ(v.unknown[1].name, "another_new");
+  EXPECT_EQ(v.get(idx("file")), 2u);
+}
+
+TEST(StatParse, MalformedLinesAreCountedAndSkipped) {
+  StatValues v;
+  LayoutCache layout;
+  const std::string text =
+      "anon 100\n"
+      "file\n"                      // no value
+      "kernel -5\n"                 // negative
+      "sock 12abc\n"                // junk
+      " 55\n"                       // no key
+      "shmem 18446744073709551616\n"  // 2^64: overflow
+      "anon 200\n"                  // duplicate: first wins
+      "pgfault 18446744073709551615\n"  // 2^64-1 is fine
+      "\n"
+      "pgmajfault 3";               // no trailing newline
+  auto r = parse_flat_keyed(text, stat_key_table(), layout, v.out());
+  EXPECT_EQ(r.malformed, 6u);
+  EXPECT_EQ(v.get(idx("anon")), 100u);
+  EXPECT_FALSE(v.get(idx("file")).has_value());
+  EXPECT_FALSE(v.get(idx("shmem")).has_value());
+  EXPECT_EQ(v.get(idx("pgfault")), std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(v.get(idx("pgmajfault")), 3u);
+}
+
+TEST(StatParse, GarbageNeverCrashes) {
+  StatValues v;
+  LayoutCache layout;
+  std::string junk;
+  for (int i = 0; i < 4096; ++i) junk.push_back(static_cast<char>((i * 7919) % 256));
+  auto r = parse_flat_keyed(junk, stat_key_table(), layout, v.out());
+  EXPECT_GT(r.malformed, 0u);
+}
+
+TEST(StatParse, ReparseOfSameLayoutAllocatesNothing) {
+  const std::string body = fixtures::kernel_file("work_hog", "memory.stat") + "brand_new_key 5\n";
+  StatValues v;
+  LayoutCache layout;
+  parse_flat_keyed(body, stat_key_table(), layout, v.out());  // warm-up learns the layout
+  testing::AllocationCounter allocs;
+  for (int i = 0; i < 100; ++i) parse_flat_keyed(body, stat_key_table(), layout, v.out());
+  EXPECT_EQ(allocs.count(), 0u);
+  EXPECT_EQ(v.unknown.size(), 1u);
+}
+
+TEST(StatParse, KeysAbsentFromANewReadAreCleared) {
+  StatValues v;
+  LayoutCache layout;
+  parse_flat_keyed("anon 1\nfile 2\nnewkey 3\n", stat_key_table(), layout, v.out());
+  parse_flat_keyed("anon 5\n", stat_key_table(), layout, v.out());
+  EXPECT_EQ(v.get(idx("anon")), 5u);
+  EXPECT_FALSE(v.get(idx("file")).has_value());
+  EXPECT_TRUE(v.unknown.empty());
+}
+
+TEST(StatParse, LayoutChangeStillFindsEveryKey) {
+  StatValues v;
+  LayoutCache layout;
+  parse_flat_keyed("anon 1\nfile 2\nkernel 3\n", stat_key_table(), layout, v.out());
+  // A newer kernel inserts a key in the middle: later lines shift.
+  auto r = parse_flat_keyed("anon 1\nzswap 9\nfile 2\nkernel 3\n", stat_key_table(), layout, v.out());
+  EXPECT_EQ(r.malformed, 0u);
+  EXPECT_EQ(v.get(idx("zswap")), 9u);
+  EXPECT_EQ(v.get(idx("file")), 2u);
+  EXPECT_EQ(v.get(idx("kernel")), 3u);
+}
+
+TEST(EventsParse, RealKernelOomCgroup) {
+  EventValues v;
+  LayoutCache layout;
+  auto r = parse_flat_keyed(fixtures::kernel_file("work_oom", "memory.events"), event_key_table(), layout, v.out());
+  EXPECT_EQ(r.malformed, 0u);
+  EXPECT_EQ(v.get(ev_max), 35u);
+  EXPECT_EQ(v.get(ev_oom), 1u);
+  EXPECT_EQ(v.get(ev_oom_kill), 1u);
+  EXPECT_EQ(v.get(ev_oom_group_kill), 0u);
+}
+
+TEST(PsiParse, RealKernelPressure) {
+  Psi p;
+  EXPECT_EQ(parse_psi(fixtures::kernel_file("work", "memory.pressure"), p), 0u);
+  ASSERT_TRUE(p.some.present);
+  ASSERT_TRUE(p.full.present);
+  EXPECT_DOUBLE_EQ(p.some.avg10, 9.96);
+  EXPECT_DOUBLE_EQ(p.some.avg300, 0.37);
+  EXPECT_EQ(p.some.total_us, 1174586u);
+  EXPECT_EQ(p.full.total_us, 1100939u);
+}
+
+TEST(PsiParse, OnlySomeLineAndMalformedLines) {
+  Psi p;
+  // Kernels before 5.x printed no "full" line for some resources; fields may be added later.
+  EXPECT_EQ(parse_psi("some avg10=1.50 avg60=0.00 avg300=0.00 total=42 extra=1\n", p), 0u);
+  EXPECT_TRUE(p.some.present);
+  EXPECT_FALSE(p.full.present);
+  EXPECT_EQ(p.some.total_us, 42u);
+  EXPECT_EQ(parse_psi("some avg10=x avg60=0 avg300=0 total=1\nfull total=5\nbogus line\n", p), 3u);
+  EXPECT_FALSE(p.some.present);
+  EXPECT_FALSE(p.full.present);
+}
+
+TEST(SingleValue, NumbersMaxAndJunk) {
+  EXPECT_EQ(parse_single_value("4096\n"), (SingleValue{4096, false}));
+  EXPECT_EQ(parse_single_value("max\n"), (SingleValue{0, true}));
+  EXPECT_EQ(parse_single_value("18446744073709551615\n"), (SingleValue{std::numeric_limits<uint64_t>::max(), false}));
+  EXPECT_FALSE(parse_single_value("18446744073709551616\n"));
+  EXPECT_FALSE(parse_single_value(""));
+  EXPECT_FALSE(parse_single_value("\n"));
+  EXPECT_FALSE(parse_single_value("12 34\n"));
+  EXPECT_FALSE(parse_single_value("-1\n"));
+  EXPECT_FALSE(parse_single_value("max\n\n"));
+}
+
+}  // namespace
+}  // namespace memcg::parse

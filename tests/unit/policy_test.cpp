@@ -1,0 +1,128 @@
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "plugin/cache/flush_policy.h"
+#include "plugin/cache/pending.h"
+#include "plugin/cache/rates.h"
+
+namespace memcg::cache {
+namespace {
+
+using namespace std::chrono_literals;
+const TimePoint t0 = TimePoint{} + 1h;
+
+FlushInput fresh() {
+  FlushInput in;
+  in.last_read = t0;
+  in.threshold = 1000;
+  in.max_age = 10s;
+  return in;
+}
+
+TEST(FlushPolicy, FirstSightIsInitial) {
+  FlushInput in = fresh();
+  in.last_read.reset();
+  EXPECT_EQ(decide_flush(in, t0), ReadReason::initial);
+}
+
+TEST(FlushPolicy, BelowThresholdYoungAndQuietIsSkipped) {
+  FlushInput in = fresh();
+  in.pending = 999;
+  EXPECT_EQ(decide_flush(in, t0 + 9999ms), std::nullopt);
+}
+
+TEST(FlushPolicy, EachReason) {
+  FlushInput in = fresh();
+  in.pending = 1000;
+  EXPECT_EQ(decide_flush(in, t0 + 1s), ReadReason::threshold) << "threshold is inclusive";
+  in = fresh();
+  in.events_moved = true;
+  EXPECT_EQ(decide_flush(in, t0 + 1s), ReadReason::event);
+  in = fresh();
+  EXPECT_EQ(decide_flush(in, t0 + 10s), ReadReason::max_age) << "max_age is inclusive";
+  in = fresh();
+  in.forced = true;
+  EXPECT_EQ(decide_flush(in, t0 + 1s), ReadReason::forced);
+}
+
+TEST(FlushPolicy, FirstApplicableReasonIsRecorded) {
+  FlushInput in = fresh();
+  in.pending = 5000;
+  in.events_moved = true;
+  in.forced = true;
+  EXPECT_EQ(decide_flush(in, t0 + 20s), ReadReason::threshold);
+  in.pending = 0;
+  EXPECT_EQ(decide_flush(in, t0 + 20s), ReadReason::event);
+  in.events_moved = false;
+  EXPECT_EQ(decide_flush(in, t0 + 20s), ReadReason::max_age);
+  in.last_read.reset();
+  EXPECT_EQ(decide_flush(in, t0 + 20s), ReadReason::initial);
+}
+
+TEST(FlushPolicy, ZeroThresholdAlwaysReads) {
+  FlushInput in = fresh();
+  in.threshold = 0;
+  EXPECT_EQ(decide_flush(in, t0), ReadReason::threshold);
+}
+
+// Tree: 0 = root (no memory.current), 1 = a, 2 = a/x, 3 = a/y, 4 = b.
+struct TreeCase {
+  std::vector<int> parent{-1, 0, 1, 1, 0};
+  std::vector<ProbeDelta> delta = std::vector<ProbeDelta>(5);
+  std::vector<uint64_t> change = std::vector<uint64_t>(5);
+  std::vector<int64_t> s1 = std::vector<int64_t>(5), s2 = std::vector<int64_t>(5);
+  void run() { subtree_change(parent, delta, change, s1, s2); }
+};
+
+TEST(Pending, LeafChangeReachesEveryAncestorOnce) {
+  TreeCase t;
+  t.delta[2] = {true, 5000, 0};  // a/x grew 5000
+  t.delta[1] = {true, 5000, 0};  // so did a (it contains a/x)
+  t.delta[3] = {true, 0, 0};
+  t.delta[4] = {true, 0, 0};
+  t.run();
+  EXPECT_EQ(t.change[2], 5000u);
+  EXPECT_EQ(t.change[1], 5000u) << "the parent's own delta is the child's, not counted twice";
+  EXPECT_EQ(t.change[0], 5000u) << "the root has no memory.current but sees its subtree";
+  EXPECT_EQ(t.change[3], 0u);
+  EXPECT_EQ(t.change[4], 0u);
+}
+
+TEST(Pending, OppositeChildrenStillChangeTheParent) {
+  TreeCase t;
+  t.delta[2] = {true, 4096, 0};
+  t.delta[3] = {true, -4096, 0};
+  t.delta[1] = {true, 0, 0};  // net zero at a
+  t.delta[4] = {true, 0, 0};
+  t.run();
+  EXPECT_EQ(t.change[1], 8192u);
+  EXPECT_EQ(t.change[0], 8192u);
+}
+
+TEST(Pending, SwapCountsAndUnexplainedParentChangeIsLocal) {
+  TreeCase t;
+  t.delta[2] = {true, 100, 300};   // a/x: 100 current + 300 swap
+  t.delta[3] = {true, 0, 0};
+  t.delta[1] = {true, 1100, 300};  // a: 1000 more than its children explain
+  t.delta[4] = {false, 0, 0};      // b: first probe, no delta yet
+  t.run();
+  EXPECT_EQ(t.change[2], 400u);
+  EXPECT_EQ(t.change[1], 1400u);
+  EXPECT_EQ(t.change[0], 1400u);
+  EXPECT_EQ(t.change[4], 0u);
+}
+
+TEST(Rates, CounterResetIsNeverNegative) {
+  EXPECT_DOUBLE_EQ(counter_rate(100, 300, 2s), 100.0);
+  EXPECT_DOUBLE_EQ(counter_rate(1000, 50, 1s), 50.0) << "a reset counts from zero";
+  EXPECT_DOUBLE_EQ(counter_rate(7, 7, 500ms), 0.0);
+}
+
+TEST(Rates, GaugeDerivativeIsSigned) {
+  EXPECT_DOUBLE_EQ(gauge_rate(4096, 0, 2s), -2048.0);
+  EXPECT_DOUBLE_EQ(gauge_rate(0, 4096, 500ms), 8192.0);
+}
+
+}  // namespace
+}  // namespace memcg::cache

@@ -1,0 +1,98 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "config/config.h"
+#include "plugin/cgroupfs/walk.h"
+#include "tests/fixtures/tree.h"
+
+namespace memcg::cgroupfs {
+namespace {
+
+std::vector<std::string> paths(const WalkResult& r) {
+  std::vector<std::string> out;
+  for (const auto& f : r.cgroups) out.push_back(f.path);
+  return out;
+}
+
+config::CollectorConfig cfg() {
+  config::CollectorConfig c;
+  c.max_depth = 8;
+  c.max_cgroups = 1000;
+  return c;
+}
+
+config::Glob glob(const char* p) { return *config::Glob::compile(p, nullptr); }
+
+TEST(Walk, PreOrderWithDepthAndInodes) {
+  fixtures::Tree t;
+  for (const char* p : {"a", "a/x", "a/x/deep", "a-b", "b"}) t.add(p);
+  auto r = walk(t.root(), cfg());
+  EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a", "a/x", "a/x/deep", "a-b", "b"}));
+  EXPECT_EQ(r.cgroups[3].depth, 3);
+  EXPECT_NE(r.cgroups[1].inode, 0u);
+  EXPECT_NE(r.cgroups[1].inode, r.cgroups[2].inode);
+  EXPECT_TRUE(r.cgroups[1].dir.valid());
+  EXPECT_EQ(r.limited, 0u);
+  EXPECT_TRUE(r.errors.empty());
+}
+
+TEST(Walk, MaxDepthStopsDescent) {
+  fixtures::Tree t;
+  for (const char* p : {"a", "a/b", "a/b/c", "a/b/c/d"}) t.add(p);
+  auto c = cfg();
+  c.max_depth = 2;
+  EXPECT_EQ(paths(walk(t.root(), c)), (std::vector<std::string>{"/", "a", "a/b"}));
+  c.max_depth = 0;
+  EXPECT_EQ(paths(walk(t.root(), c)), (std::vector<std::string>{"/"}));
+}
+
+TEST(Walk, IncludeExcludeGlobs) {
+  fixtures::Tree t;
+  for (const char* p : {"system.slice", "system.slice/ssh.service", "system.slice/cron.service", "user.slice",
+                        "user.slice/user-1000.slice"})
+    t.add(p);
+  auto c = cfg();
+  c.include = {glob("system.slice/**")};
+  c.exclude = {glob("**/cron.service")};
+  EXPECT_EQ(paths(walk(t.root(), c)), (std::vector<std::string>{"system.slice/ssh.service"}))
+      << "excluded parents are still descended into";
+}
+
+TEST(Walk, CapKeepsShallowestAndCountsTheRest) {
+  fixtures::Tree t;
+  for (const char* p : {"a", "b", "a/x", "a/y", "b/z"}) t.add(p);
+  auto c = cfg();
+  c.max_cgroups = 3;
+  auto r = walk(t.root(), c);
+  EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a", "b"}));
+  EXPECT_EQ(r.limited, 3u);
+}
+
+TEST(Walk, DirectoriesWithoutMemoryControllerAreSkippedAndCounted) {
+  fixtures::Tree t;
+  t.add("a");
+  t.add_plain_dir("nomem");
+  t.add_plain_dir("nomem/child");  // cannot have memory when its parent has none
+  auto r = walk(t.root(), cfg());
+  EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a"}));
+  EXPECT_EQ(r.no_memory, 1u);
+  EXPECT_TRUE(r.errors.empty());
+}
+
+TEST(Walk, MissingRootIsReported) {
+  auto r = walk("/nonexistent/cgroup", cfg());
+  EXPECT_FALSE(r.root_ok);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].err, ENOENT);
+  EXPECT_NE(r.errors[0].message().find("/nonexistent/cgroup"), std::string::npos);
+}
+
+TEST(PathOrder, ParentsFirstSubtreesContiguous) {
+  std::vector<std::string> v{"a-b", "a/x", "/", "a", "a/x/y", "b", "a.b"};
+  std::sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return path_before(x, y); });
+  EXPECT_EQ(v, (std::vector<std::string>{"/", "a", "a/x", "a/x/y", "a-b", "a.b", "b"}));
+}
+
+}  // namespace
+}  // namespace memcg::cgroupfs
