@@ -54,6 +54,12 @@ struct CollectorConfig {
   bool includes(std::string_view path) const noexcept;
 };
 
+struct WebConfig {
+  std::vector<std::string> listen{":9756"};  // ":PORT" = every address, "HOST:PORT", "[V6]:PORT"
+  bool refresh_api = false;                  // POST /api/v1/refresh (forces memory.stat reads)
+  uint32_t max_connections = 64;             // concurrent requests served; more wait in the queue
+};
+
 // Facts about the host the defaults depend on; injected so tests are exact.
 struct HostFacts {
   uint64_t page_size = 4096;
@@ -70,6 +76,7 @@ uint64_t kernel_flush_slack(const HostFacts& host) noexcept;
 class Config {
  public:
   CollectorConfig collector;
+  WebConfig web;
   Settings defaults;
   std::vector<Rule> rules;
   std::string source_path;  // file it came from, or "" for built-in defaults

@@ -27,8 +27,9 @@ class Loader {
     }
     Config c = Config::builtin(host_);
     c.source_path = file_;
-    check_keys(root, "", {"collector", "defaults", "rule"});
+    check_keys(root, "", {"collector", "web", "defaults", "rule"});
     if (auto* t = table_at(root, "collector", "collector")) load_collector(*t, c.collector);
+    if (auto* t = table_at(root, "web", "web")) load_web(*t, c.web);
     if (auto* t = table_at(root, "defaults", "defaults")) load_defaults(*t, c.defaults);
     if (auto* node = root.get("rule")) {
       auto* arr = node->as_array();
@@ -161,6 +162,30 @@ class Loader {
     if (auto* n = t.get("exclude")) c.exclude = globs(*n, "collector.exclude");
   }
 
+  void load_web(const toml::table& t, WebConfig& w) const {
+    check_keys(t, "web", {"listen", "refresh_api", "max_connections"});
+    if (auto* n = t.get("listen")) {
+      auto arr = n->as_array();
+      if (!arr || arr->empty()) fail(*n, "web.listen", "must be a non-empty array of addresses such as \":9756\"");
+      w.listen.clear();
+      for (size_t i = 0; i < arr->size(); ++i) {
+        const std::string key = "web.listen[" + std::to_string(i + 1) + "]";
+        auto s = (*arr)[i].as_string();
+        if (!s) fail((*arr)[i], key, "must be a string");
+        std::string err;
+        if (!valid_listen_address(s->get(), err)) fail((*arr)[i], key, err);
+        w.listen.push_back(s->get());
+      }
+    }
+    if (auto* n = t.get("refresh_api")) {
+      auto b = n->as_boolean();
+      if (!b) fail(*n, "web.refresh_api", "must be true or false");
+      w.refresh_api = b->get();
+    }
+    if (auto* n = t.get("max_connections"))
+      w.max_connections = static_cast<uint32_t>(integer(*n, "web.max_connections", 1, 1024));
+  }
+
   void load_defaults(const toml::table& t, Settings& s) const {
     check_keys(t, "defaults", {"threshold", "max_age", "stats"});
     if (auto* n = t.get("threshold")) s.threshold = size(*n, "defaults.threshold");
@@ -224,6 +249,9 @@ std::string describe(const Config& c) {
   if (c.collector.exclude.empty()) o << " (nothing)";
   for (const auto& g : c.collector.exclude) o << " " << g.pattern();
   o << "\n";
+  o << "web: listen=";
+  for (size_t i = 0; i < c.web.listen.size(); ++i) o << (i ? "," : "") << c.web.listen[i];
+  o << " refresh_api=" << (c.web.refresh_api ? "on" : "off") << " max_connections=" << c.web.max_connections << "\n";
   for (const auto& s : c.resolved())
     o << s->source << ": threshold=" << format_size(s->threshold) << " max_age=" << format_duration(s->max_age)
       << " stats=" << describe_stats(s->stats) << "\n";

@@ -75,6 +75,26 @@ std::optional<uint64_t> parse_size(std::string_view text) {
   return std::nullopt;
 }
 
+bool valid_listen_address(std::string_view addr, std::string& error) {
+  const size_t colon = addr.rfind(':');
+  if (colon == std::string_view::npos) {
+    error = "\"" + std::string(addr) + "\" needs a port, e.g. \":9756\" or \"127.0.0.1:9756\"";
+    return false;
+  }
+  std::string_view host = addr.substr(0, colon), port = addr.substr(colon + 1);
+  uint64_t p = 0;
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+  if (port.empty() || ec != std::errc{} || end != port.data() + port.size() || p > 65535) {
+    error = "invalid port \"" + std::string(port) + "\" in \"" + std::string(addr) + "\"";
+    return false;
+  }
+  if (host.starts_with('[') != host.ends_with(']') || (host.find(':') != std::string_view::npos && !host.starts_with('['))) {
+    error = "write IPv6 addresses in brackets, e.g. \"[::1]:9756\"";
+    return false;
+  }
+  return true;
+}
+
 std::string format_duration(Duration d) {
   int64_t ns = d.count();
   if (ns == 0) return "0s";

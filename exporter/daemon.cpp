@@ -2,11 +2,17 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <string>
 
+#include "exporter/http_server.h"
 #include "exporter/log.h"
+#include "exporter/metrics.h"
+#include "exporter/notifier.h"
 #include "exporter/setup.h"
 #include "exporter/version.h"
 #include "plugin/collector.h"
@@ -14,27 +20,77 @@
 namespace memcg::exporter {
 namespace {
 
-std::string describe_pass(const PassReport& r, const Snapshot& s) {
-  return "pass=" + std::to_string(s.pass) + " cgroups=" + std::to_string(s.cgroups.size()) +
-         " reads=" + std::to_string(r.reads) + " skips=" + std::to_string(r.skips) +
-         " duration=" + std::to_string(to_seconds(s.pass_duration)) + "s";
+using SteadyClock = std::chrono::steady_clock;
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-void log_report(const PassReport& r, uint64_t& last_limited) {
+// The daemon's state as the HTTP threads see it.
+class Backend final : public WebBackend {
+ public:
+  Backend(Collector& c, config::Config cfg) : collector_(c), config_(std::make_shared<const config::Config>(std::move(cfg))) {}
+
+  std::shared_ptr<const Snapshot> snapshot() const override { return collector_.latest(); }
+  std::shared_ptr<const config::Config> config() const override { return config_.load(); }
+  DaemonStatus& status() override { return status_; }
+  TimePoint now() const override { return SteadyClock::now(); }
+  bool ready() const override { return collector_.latest()->pass > 0; }
+  // Alive while passes keep completing: a pass that hangs (e.g. a read stuck
+  // in the kernel) turns this false after two intervals plus 10 s of slack.
+  bool healthy() const override {
+    const auto last = TimePoint(Duration(last_progress_.load()));
+    const auto limit = 2 * config_.load()->collector.probe_interval + std::chrono::seconds(10);
+    return SteadyClock::now() - last < limit;
+  }
+  void request_refresh(config::Glob glob) override { collector_.request_refresh(std::move(glob)); }
+
+  void progress() { last_progress_.store(SteadyClock::now().time_since_epoch().count()); }
+  void set_config(config::Config cfg) { config_.store(std::make_shared<const config::Config>(std::move(cfg))); }
+
+ private:
+  Collector& collector_;
+  std::atomic<std::shared_ptr<const config::Config>> config_;
+  DaemonStatus status_;
+  std::atomic<Duration::rep> last_progress_{SteadyClock::now().time_since_epoch().count()};
+};
+
+std::string status_line(const PassReport& r, const Snapshot& s, Duration interval) {
+  const uint64_t probes = r.reads + r.skips;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "cgroups=%zu reads/s=%.1f skip_ratio=%.2f pass=%.1fms", s.cgroups.size(),
+                static_cast<double>(r.reads) / to_seconds(interval),
+                probes ? static_cast<double>(r.skips) / static_cast<double>(probes) : 0.0,
+                to_seconds(s.pass_duration) * 1e3);
+  return buf;
+}
+
+void log_report(const PassReport& r, uint64_t& last_limited, bool& root_was_ok) {
   for (const auto& e : r.errors) log_warning(e.message());
   if (r.limited != last_limited) {
     if (r.limited > 0)
       log_warning(std::to_string(r.limited) + " cgroups are not collected: collector.max_cgroups reached");
     last_limited = r.limited;
   }
-  if (!r.root_ok) log_error("the cgroup root cannot be read; serving the last data collected");
+  if (r.root_ok != root_was_ok) {
+    if (!r.root_ok) log_error("the cgroup root cannot be read; serving the last data collected");
+    else log_notice("the cgroup root is readable again");
+    root_was_ok = r.root_ok;
+  }
+}
+
+std::string describe_ports(const HttpServer& http) {
+  std::string out;
+  for (const auto& p : http.ports()) out += (out.empty() ? "" : " ") + std::string("port=") + std::to_string(p.port) + (p.ipv6 ? "(ipv6+ipv4)" : "");
+  return out;
 }
 
 }  // namespace
 
 int run_daemon(const Options& opts, config::Config cfg, const std::string& root, const cgroupfs::FdLimit& fds) {
-  // Signals are taken synchronously by the loop (sigtimedwait), so no handler
-  // ever runs on another thread's stack and shutdown needs no self-pipe.
+  // Signals are taken synchronously by this loop (sigtimedwait). They are
+  // blocked before any thread starts, so CivetWeb's workers inherit the mask
+  // and a SIGTERM can only ever be received here.
   sigset_t sigs;
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGTERM);
@@ -42,38 +98,87 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
   sigaddset(&sigs, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
+  if (!opts.listen.empty()) cfg.web.listen = opts.listen;
   log_info(std::string("memcg-exporter ") + MEMCG_VERSION + " starting: root=" + root +
+           " config=" + (opts.config_path.empty() ? "(built-in defaults)" : opts.config_path) +
            " fd_limit=" + std::to_string(fds.soft));
-  Collector collector(root, std::move(cfg));
+
+  Notifier notifier;
+  Collector collector(root, cfg);
+  Backend backend(collector, cfg);
+  backend.status().reload_success_unix.store(unix_now());
+  std::unique_ptr<HttpServer> http;
+  try {
+    http = std::make_unique<HttpServer>(cfg.web, backend);
+  } catch (const std::exception& e) {
+    log_error(e.what());
+    return 1;
+  }
+  log_info("listening on " + describe_ports(*http));
+
   uint64_t last_limited = 0;
-  auto next = std::chrono::steady_clock::now();
+  bool root_ok = true;
+  bool announced = false;
+  auto last_ping = SteadyClock::now();
+  auto next = SteadyClock::now();
   for (;;) {
     const PassReport report = collector.run_pass();
-    log_report(report, last_limited);
-    log_debug(describe_pass(report, *collector.latest()));
+    backend.progress();
+    notifier.watchdog();
+    last_ping = SteadyClock::now();
+    log_report(report, last_limited, root_ok);
+    const auto snap = collector.latest();
+    const std::string status = status_line(report, *snap, collector.config().collector.probe_interval);
+    log_debug("pass " + std::to_string(snap->pass) + ": " + status);
+    if (!announced) {
+      notifier.ready(status);
+      announced = true;
+      log_info("ready: first pass collected " + std::to_string(snap->cgroups.size()) + " cgroups");
+    } else {
+      notifier.status(status);
+    }
 
     next += collector.config().collector.probe_interval;
-    const auto now = std::chrono::steady_clock::now();
-    if (next < now) next = now;  // fell behind: do not run passes back to back to catch up
+    if (next < SteadyClock::now()) next = SteadyClock::now();  // fell behind: do not run passes back to back
     for (;;) {
-      const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(next - std::chrono::steady_clock::now());
-      if (wait.count() <= 0) break;
-      timespec ts{static_cast<time_t>(wait.count() / 1'000'000'000), static_cast<long>(wait.count() % 1'000'000'000)};
-      const int sig = sigtimedwait(&sigs, nullptr, &ts);
+      auto wake = next;
+      // Ping the watchdog from the wait too when the interval exceeds half of
+      // WatchdogSec: the loop is alive while it waits for its next pass.
+      if (auto wd = notifier.watchdog_interval(); wd && last_ping + *wd / 2 < wake) wake = last_ping + *wd / 2;
+      const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(wake - SteadyClock::now());
+      int sig = -1;
+      if (wait.count() > 0) {
+        timespec ts{static_cast<time_t>(wait.count() / 1'000'000'000), static_cast<long>(wait.count() % 1'000'000'000)};
+        sig = sigtimedwait(&sigs, nullptr, &ts);
+      }
       if (sig == SIGTERM || sig == SIGINT) {
+        notifier.stopping();
         log_info("shutting down");
+        http.reset();
         return 0;
       }
       if (sig == SIGHUP) {
-        const std::string path = opts.config_path;
-        log_info("reloading configuration" + (path.empty() ? std::string() : " from " + path));
-        if (auto next_cfg = load_config(path)) {
-          collector.set_config(std::move(*next_cfg));
+        notifier.reloading();
+        log_info("reloading configuration" + (opts.config_path.empty() ? std::string() : " from " + opts.config_path));
+        if (auto next_cfg = load_config(opts.config_path)) {
+          if (!opts.listen.empty()) next_cfg->web.listen = opts.listen;
+          if (next_cfg->web.listen != backend.config()->web.listen || next_cfg->web.max_connections != backend.config()->web.max_connections)
+            log_warning("web.listen and web.max_connections take effect at the next restart");
+          collector.set_config(*next_cfg);
+          backend.set_config(std::move(*next_cfg));
+          backend.status().reload_ok.store(true);
+          backend.status().reload_success_unix.store(unix_now());
           log_info("configuration reloaded");
         } else {
+          backend.status().reload_ok.store(false);
           log_error("configuration reload failed; keeping the previous configuration");
         }
+        notifier.ready("configuration reloaded");
+        continue;
       }
+      if (SteadyClock::now() >= next) break;
+      notifier.watchdog();
+      last_ping = SteadyClock::now();
     }
   }
 }

@@ -1,0 +1,220 @@
+#include "exporter/http_server.h"
+
+#include <CivetServer.h>
+#include <prometheus/text_serializer.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <sstream>
+#include <stdexcept>
+
+#include "exporter/gzip.h"
+#include "exporter/landing_page.h"
+#include "exporter/version.h"
+#include "plugin/json_writer.h"
+#include "plugin/snapshot_json.h"
+
+namespace memcg::exporter {
+namespace {
+
+constexpr const char* kTextFormat = "text/plain; version=0.0.4; charset=utf-8";
+
+std::string_view uri_of(mg_connection* conn) {
+  const mg_request_info* ri = mg_get_request_info(conn);
+  return ri && ri->local_uri ? ri->local_uri : "";
+}
+
+void respond(mg_connection* conn, int code, std::string_view type, std::string_view body,
+             std::string_view encoding = {}, std::string_view extra_name = {}, std::string_view extra_value = {}) {
+  mg_response_header_start(conn, code);
+  mg_response_header_add(conn, "Content-Type", type.data(), static_cast<int>(type.size()));
+  const std::string len = std::to_string(body.size());
+  mg_response_header_add(conn, "Content-Length", len.c_str(), -1);
+  mg_response_header_add(conn, "Cache-Control", "no-store", -1);
+  mg_response_header_add(conn, "X-Content-Type-Options", "nosniff", -1);
+  if (!encoding.empty()) {
+    mg_response_header_add(conn, "Content-Encoding", encoding.data(), static_cast<int>(encoding.size()));
+    mg_response_header_add(conn, "Vary", "Accept-Encoding", -1);
+  }
+  if (!extra_name.empty())
+    mg_response_header_add(conn, std::string(extra_name).c_str(), extra_value.data(), static_cast<int>(extra_value.size()));
+  mg_response_header_send(conn);
+  const mg_request_info* ri = mg_get_request_info(conn);
+  if (ri && ri->request_method && std::string_view(ri->request_method) == "HEAD") return;
+  mg_write(conn, body.data(), body.size());
+}
+
+// Compresses when the client accepts gzip and the body is worth it.
+void respond_maybe_gzip(mg_connection* conn, std::string_view type, const std::string& body) {
+  const char* ae = mg_get_header(conn, "Accept-Encoding");
+  if (ae && body.size() > 512 && accepts_gzip(ae)) {
+    std::string z;
+    if (gzip_compress(body, z)) return respond(conn, 200, type, z, "gzip");
+  }
+  respond(conn, 200, type, body);
+}
+
+void error(mg_connection* conn, int code, std::string_view message) {
+  respond(conn, code, "text/plain; charset=utf-8", std::string(message) + "\n");
+}
+
+// A route with an exact path. Methods it does not implement get 405 with an
+// Allow header; any other path under it gets 404.
+class Route : public CivetHandler {
+ public:
+  Route(std::string path, bool get, bool post) : path_(std::move(path)), get_(get), post_(post) {}
+  const std::string& path() const noexcept { return path_; }
+  bool handleGet(CivetServer*, mg_connection* c) override { return dispatch(c, get_, [&] { get(c); }); }
+  bool handleHead(CivetServer*, mg_connection* c) override { return dispatch(c, get_, [&] { get(c); }); }
+  bool handlePost(CivetServer*, mg_connection* c) override { return dispatch(c, post_, [&] { post(c); }); }
+  bool handlePut(CivetServer*, mg_connection* c) override { return dispatch(c, false, [] {}); }
+  bool handleDelete(CivetServer*, mg_connection* c) override { return dispatch(c, false, [] {}); }
+  bool handleOptions(CivetServer*, mg_connection* c) override { return dispatch(c, false, [] {}); }
+  bool handlePatch(CivetServer*, mg_connection* c) override { return dispatch(c, false, [] {}); }
+
+ protected:
+  virtual void get(mg_connection*) {}
+  virtual void post(mg_connection*) {}
+
+ private:
+  template <typename Fn>
+  bool dispatch(mg_connection* c, bool allowed, Fn&& fn) {
+    if (uri_of(c) != path_) {
+      error(c, 404, "404 page not found");
+    } else if (!allowed) {
+      const std::string allow = std::string(get_ ? "GET, HEAD" : "") + (get_ && post_ ? ", " : "") + (post_ ? "POST" : "");
+      respond(c, 405, "text/plain; charset=utf-8", "405 method not allowed\n", {}, "Allow", allow);
+    } else {
+      fn();
+    }
+    return true;
+  }
+  std::string path_;
+  bool get_, post_;
+};
+
+template <typename Get>
+class GetRoute final : public Route {
+ public:
+  GetRoute(std::string path, Get fn) : Route(std::move(path), true, false), fn_(std::move(fn)) {}
+  void get(mg_connection* c) override { fn_(c); }
+
+ private:
+  Get fn_;
+};
+
+template <typename Get>
+std::unique_ptr<Route> get_route(std::string path, Get fn) {
+  return std::make_unique<GetRoute<Get>>(std::move(path), std::move(fn));
+}
+
+class RefreshRoute final : public Route {
+ public:
+  explicit RefreshRoute(WebBackend& b) : Route("/api/v1/refresh", false, true), b_(b) {}
+  void post(mg_connection* c) override {
+    if (!b_.config()->web.refresh_api) return error(c, 403, "the refresh API is disabled: set [web] refresh_api = true");
+    const mg_request_info* ri = mg_get_request_info(c);
+    std::string glob;
+    if (!ri->query_string || !CivetServer::getParam(ri->query_string, "cgroup", glob))
+      return error(c, 400, "missing ?cgroup=GLOB");
+    std::string err;
+    auto g = config::Glob::compile(glob, &err);
+    if (!g) return error(c, 400, "invalid glob: " + err);
+    uint64_t matching = 0;
+    for (const auto& v : b_.snapshot()->cgroups) matching += g->matches(v.id->path) ? 1u : 0u;
+    b_.request_refresh(*g);
+    std::string body = "{\"status\":\"accepted\",\"cgroup\":";
+    append_json_escaped(body, glob);
+    body += ",\"matching\":" + std::to_string(matching) + "}\n";
+    respond(c, 202, "application/json", body);
+  }
+
+ private:
+  WebBackend& b_;
+};
+
+}  // namespace
+
+struct HttpServer::Handlers {
+  std::vector<std::unique_ptr<Route>> routes;
+};
+
+std::string civetweb_ports(const std::vector<std::string>& listen, bool ipv6_available) {
+  std::string out;
+  for (const auto& a : listen) {
+    if (!out.empty()) out += ",";
+    // ":PORT" means every address: "+PORT" binds [::] accepting IPv4 too.
+    if (a.starts_with(':'))
+      out += (ipv6_available ? "+" : "") + a.substr(1);
+    else
+      out += a;
+  }
+  return out;
+}
+
+HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend) : handlers_(std::make_unique<Handlers>()) {
+  const bool ipv6 = mg_check_feature(8) != 0 && ::access("/proc/net/if_inet6", F_OK) == 0;
+  const std::vector<std::string> options = {
+      "listening_ports", civetweb_ports(web.listen, ipv6),
+      "num_threads", std::to_string(web.max_connections),
+      "request_timeout_ms", "10000",      // a slow client cannot hold a worker for long
+      "max_request_size", "16384",        // request line + headers
+      "enable_keep_alive", "yes",
+      "keep_alive_timeout_ms", "60000",   // Prometheus reuses its connection between scrapes
+      "enable_directory_listing", "no",
+  };
+  auto& r = handlers_->routes;
+  WebBackend* b = &backend;
+  r.push_back(get_route("/metrics", [b](mg_connection* c) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto snap = b->snapshot();
+    const ProcessStats proc = read_process_stats();
+    const ScrapeContext ctx{*snap, b->now(), b->status(), proc, MEMCG_VERSION, MEMCG_REVISION};
+    std::ostringstream os;
+    prometheus::TextSerializer().Serialize(os, collect_families(ctx));
+    respond_maybe_gzip(c, kTextFormat, os.str());
+    b->status().last_scrape_seconds.store(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }));
+  r.push_back(get_route("/-/healthy", [b](mg_connection* c) {
+    if (b->healthy()) respond(c, 200, "text/plain; charset=utf-8", "OK\n");
+    else error(c, 503, "collector loop is not making progress");
+  }));
+  r.push_back(get_route("/-/ready", [b](mg_connection* c) {
+    if (b->ready()) respond(c, 200, "text/plain; charset=utf-8", "OK\n");
+    else error(c, 503, "first collection pass not done yet");
+  }));
+  r.push_back(get_route("/api/v1/cgroups", [b](mg_connection* c) {
+    auto snap = b->snapshot();
+    std::string body;
+    render_snapshot_json(*snap, b->now(), body, false);
+    body.push_back('\n');
+    respond_maybe_gzip(c, "application/json", body);
+  }));
+  r.push_back(std::make_unique<RefreshRoute>(backend));
+  r.push_back(get_route("/", [b](mg_connection* c) {
+    respond(c, 200, "text/html; charset=utf-8", render_landing_page(*b->snapshot(), *b->config(), b->now()));
+  }));
+
+  try {
+    server_ = std::make_unique<CivetServer>(options);
+  } catch (const CivetException& e) {
+    throw std::runtime_error(std::string("cannot listen on ") + civetweb_ports(web.listen, ipv6) + ": " + e.what());
+  }
+  if (!server_->getContext())
+    throw std::runtime_error("cannot listen on " + civetweb_ports(web.listen, ipv6));
+  // "/" is registered last so the specific routes take their paths.
+  for (auto& route : r) server_->addHandler(route->path(), route.get());
+}
+
+HttpServer::~HttpServer() {
+  if (server_) server_->close();
+}
+
+std::vector<ListenPort> HttpServer::ports() const {
+  std::vector<ListenPort> out;
+  for (const auto& p : server_->getListeningPortsFull()) out.push_back({p.port, p.protocol == 3});
+  return out;
+}
+
+}  // namespace memcg::exporter

@@ -1,0 +1,47 @@
+// The HTTP endpoints, served by CivetWeb worker threads:
+//   GET /metrics            Prometheus text format 0.0.4 (gzip when accepted)
+//   GET /                   landing page
+//   GET /-/healthy, /-/ready
+//   GET /api/v1/cgroups     the latest snapshot as JSON
+//   POST /api/v1/refresh?cgroup=GLOB   (only with [web] refresh_api = true)
+// No files are served. Unknown paths get 404, wrong methods 405.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "exporter/web_backend.h"
+
+class CivetServer;
+
+namespace memcg::exporter {
+
+struct ListenPort {
+  int port = 0;
+  bool ipv6 = false;
+};
+
+class HttpServer {
+ public:
+  // Starts listening; throws std::runtime_error (with CivetWeb's reason) when
+  // an address cannot be bound.
+  HttpServer(const config::WebConfig& web, WebBackend& backend);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  std::vector<ListenPort> ports() const;
+
+ private:
+  struct Handlers;
+  std::unique_ptr<Handlers> handlers_;
+  std::unique_ptr<CivetServer> server_;
+};
+
+// CivetWeb's listening_ports value for our listen addresses (":9756" = every
+// address, IPv6 too when the host has it).
+std::string civetweb_ports(const std::vector<std::string>& listen, bool ipv6_available);
+
+}  // namespace memcg::exporter

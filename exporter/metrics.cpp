@@ -1,0 +1,269 @@
+#include "exporter/metrics.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace memcg::exporter {
+namespace {
+
+using prometheus::MetricType;
+using Sink = SampleSink;
+using Ctx = ScrapeContext;
+using CV = CgroupView;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double d(uint64_t v) { return static_cast<double>(v); }
+
+// memory.stat keys of one kind that the cgroup's allowlist lets through.
+template <typename Fn>
+void each_stat(const CV& c, parse::StatKind kind, Fn&& fn) {
+  if (!c.stat) return;
+  const auto& f = c.settings->stats;
+  for (size_t k = 0; k < parse::kStatKeyCount; ++k)
+    if (parse::stat_kind(k) == kind && c.stat->values.present.test(k) && f.allows(k)) fn(k, parse::stat_keys()[k].name);
+}
+
+template <const auto& Bounds>
+prometheus::ClientMetric::Histogram to_prometheus(const Histogram<Bounds>& h) {
+  prometheus::ClientMetric::Histogram out;
+  out.sample_count = h.count;
+  out.sample_sum = h.sum;
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < Bounds.size(); ++i) {
+    cumulative += h.counts[i];
+    out.bucket.push_back({cumulative, Bounds[i]});
+  }
+  out.bucket.push_back({h.count, kInf});
+  return out;
+}
+
+void per_file(const std::array<uint64_t, kFileKindCount>& counts, Sink& s) {
+  for (size_t f = 0; f < kFileKindCount; ++f) s.add(d(counts[f]), {{"file", file_name(static_cast<FileKind>(f))}});
+}
+
+// clang-format off
+const MetricDef kTable[] = {
+  // --- values -----------------------------------------------------------
+  {"memcg_memory_current_bytes", MetricType::Gauge, "",
+   "Memory charged to the cgroup and its descendants (memory.current), read every probe.",
+   [](const CV& c, const Ctx&, Sink& s) { if (c.probe.current) s.add(d(*c.probe.current)); }},
+  {"memcg_memory_swap_current_bytes", MetricType::Gauge, "",
+   "Swap used by the cgroup and its descendants (memory.swap.current), read every probe.",
+   [](const CV& c, const Ctx&, Sink& s) { if (c.probe.swap) s.add(d(*c.probe.swap)); }},
+  {"memcg_memory_peak_bytes", MetricType::Gauge, "",
+   "Highest memory.current recorded for the cgroup (memory.peak). Read with memory.stat, so up to memcg_stat_age_seconds old.",
+   [](const CV& c, const Ctx&, Sink& s) { if (c.stat && c.stat->peak) s.add(d(*c.stat->peak)); }},
+  {"memcg_memory_limit_bytes", MetricType::Gauge, "limit",
+   "Memory limits and protections (memory.min, low, high, max, swap.max); +Inf when unlimited. Read with memory.stat.",
+   [](const CV& c, const Ctx&, Sink& s) {
+     if (!c.stat) return;
+     for (size_t k = 0; k < lim_count; ++k)
+       if (const auto& l = c.stat->limits[k]) s.add(l->unlimited ? kInf : d(l->value), {{"limit", limit_name(static_cast<LimitKind>(k))}});
+   }},
+  {"memcg_memory_stat_bytes", MetricType::Gauge, "stat",
+   "Memory amounts from memory.stat (anon, file, slab, ...) in bytes. Cached: up to memcg_stat_age_seconds old, never more than memcg_stat_max_age_seconds.",
+   [](const CV& c, const Ctx&, Sink& s) {
+     each_stat(c, parse::StatKind::bytes, [&](size_t k, std::string_view n) { s.add(d(c.stat->values.values[k]), {{"stat", n}}); });
+   }},
+  {"memcg_memory_stat_events_total", MetricType::Counter, "stat",
+   "Event counters from memory.stat (pgfault, pgmajfault, workingset_refault_*, pgscan, ...). Cached: up to memcg_stat_age_seconds old, never more than memcg_stat_max_age_seconds.",
+   [](const CV& c, const Ctx&, Sink& s) {
+     each_stat(c, parse::StatKind::events, [&](size_t k, std::string_view n) { s.add(d(c.stat->values.values[k]), {{"stat", n}}); });
+   }},
+  {"memcg_memory_stat_count", MetricType::Gauge, "stat",
+   "memory.stat values of keys this exporter does not classify (e.g. added by a newer kernel), as printed. Cached: up to memcg_stat_age_seconds old, never more than memcg_stat_max_age_seconds.",
+   [](const CV& c, const Ctx&, Sink& s) {
+     if (!c.stat) return;
+     each_stat(c, parse::StatKind::count, [&](size_t k, std::string_view n) { s.add(d(c.stat->values.values[k]), {{"stat", n}}); });
+     for (const auto& u : c.stat->values.unknown)
+       if (c.settings->stats.allows_unknown(u.name)) s.add(d(u.value), {{"stat", u.name}});
+   }},
+  {"memcg_memory_events_total", MetricType::Counter, "event",
+   "memory.events counters (low, high, max, oom, oom_kill, oom_group_kill), read every probe.",
+   [](const CV& c, const Ctx&, Sink& s) {
+     if (!c.probe.has_events) return;
+     for (size_t k = 0; k < parse::ev_count; ++k) s.add(d(c.probe.events[k]), {{"event", parse::event_key_table().name(k)}});
+   }},
+  {"memcg_memory_pressure_stalled_seconds_total", MetricType::Counter, "kind",
+   "Time tasks stalled on memory (memory.pressure total): kind=some (at least one task) or full (all non-idle tasks).",
+   [](const CV& c, const Ctx&, Sink& s) {
+     if (!c.probe.has_psi) return;
+     if (c.probe.psi.some.present) s.add(d(c.probe.psi.some.total_us) / 1e6, {{"kind", "some"}});
+     if (c.probe.psi.full.present) s.add(d(c.probe.psi.full.total_us) / 1e6, {{"kind", "full"}});
+   }},
+  // --- rates -------------------------------------------------------------
+  {"memcg_memory_stat_events_per_second", MetricType::Gauge, "stat",
+   "Per-second rate of each memory.stat event counter between its last two reads, timed by the exporter. Cached: up to memcg_stat_age_seconds old, never more than memcg_stat_max_age_seconds.",
+   [](const CV& c, const Ctx&, Sink& s) {
+     each_stat(c, parse::StatKind::events, [&](size_t k, std::string_view n) { if (c.stat->has_rate.test(k)) s.add(c.stat->rate[k], {{"stat", n}}); });
+   }},
+  {"memcg_memory_stat_bytes_per_second", MetricType::Gauge, "stat",
+   "Change per second of each memory.stat byte field between its last two reads (negative when shrinking). Cached: up to memcg_stat_age_seconds old, never more than memcg_stat_max_age_seconds.",
+   [](const CV& c, const Ctx&, Sink& s) {
+     each_stat(c, parse::StatKind::bytes, [&](size_t k, std::string_view n) { if (c.stat->has_rate.test(k)) s.add(c.stat->rate[k], {{"stat", n}}); });
+   }},
+  {"memcg_memory_current_bytes_per_second", MetricType::Gauge, "",
+   "Change per second of memory.current between the last two probes (negative when shrinking).",
+   [](const CV& c, const Ctx&, Sink& s) { if (c.probe.current_rate) s.add(*c.probe.current_rate); }},
+  // --- staleness bounds --------------------------------------------------
+  {"memcg_stat_age_seconds", MetricType::Gauge, "",
+   "Age of the cgroup's memory.stat values at scrape time: every memcg_memory_stat_* series is this old.",
+   [](const CV& c, const Ctx& x, Sink& s) { if (auto a = c.stat_age(x.now)) s.add(to_seconds(*a)); }},
+  {"memcg_stat_max_age_seconds", MetricType::Gauge, "",
+   "The cgroup's max_age: memory.stat is re-read at least this often.",
+   [](const CV& c, const Ctx&, Sink& s) { s.add(to_seconds(c.settings->max_age)); }},
+  {"memcg_stat_pending_change_bytes", MetricType::Gauge, "",
+   "Probed change (memory.current and swap, over the subtree) since memory.stat was last read.",
+   [](const CV& c, const Ctx&, Sink& s) { s.add(d(c.pending)); }},
+  {"memcg_stat_threshold_bytes", MetricType::Gauge, "",
+   "Pending change at which memory.stat is re-read (0: every probe).",
+   [](const CV& c, const Ctx&, Sink& s) { s.add(d(c.settings->threshold)); }},
+  // --- flush costs -------------------------------------------------------
+  {"memcg_stat_reads_total", MetricType::Counter, "reason",
+   "memory.stat reads of the cgroup by reason: initial, threshold, event, max_age, forced.",
+   [](const CV& c, const Ctx&, Sink& s) {
+     for (auto r : cache::kReadReasons) s.add(d(c.reads[static_cast<size_t>(r)]), {{"reason", cache::to_string(r)}});
+   }},
+  {"memcg_stat_skips_total", MetricType::Counter, "",
+   "Probes after which memory.stat was not re-read and cached values were served.",
+   [](const CV& c, const Ctx&, Sink& s) { s.add(d(c.skips)); }},
+  {"memcg_stat_read_seconds_total", MetricType::Counter, "",
+   "Wall time spent reading the cgroup's memory.stat (the kernel flushes per-CPU stats on read).",
+   [](const CV& c, const Ctx&, Sink& s) { s.add(to_seconds(c.read_wall)); }},
+  {"memcg_stat_read_cpu_seconds_total", MetricType::Counter, "",
+   "CPU time of the reading thread spent reading the cgroup's memory.stat, kernel flush work included.",
+   [](const CV& c, const Ctx&, Sink& s) { s.add(to_seconds(c.read_cpu)); }},
+  // --- the exporter itself -----------------------------------------------
+  {"memcg_exporter_build_info", MetricType::Gauge, "version, revision",
+   "Always 1; labels carry the version and source revision.", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(1, {{"version", x.version}, {"revision", x.revision}}); }},
+  {"memcg_exporter_cgroups", MetricType::Gauge, "",
+   "Cgroups collected in the last pass.", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(d(x.snap.cgroups.size())); }},
+  {"memcg_exporter_cgroups_limited", MetricType::Gauge, "",
+   "Cgroups left out because collector.max_cgroups was reached.", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(d(x.snap.cgroups_limited)); }},
+  {"memcg_exporter_cgroups_without_memory", MetricType::Gauge, "",
+   "Cgroup directories skipped because the memory controller is not enabled there.", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(d(x.snap.cgroups_no_memory)); }},
+  {"memcg_exporter_passes_total", MetricType::Counter, "",
+   "Collection passes completed.", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(d(x.snap.pass)); }},
+  {"memcg_exporter_stat_reads_total", MetricType::Counter, "reason",
+   "memory.stat reads of all cgroups by reason, including cgroups since removed.", nullptr,
+   [](const Ctx& x, Sink& s) {
+     for (auto r : cache::kReadReasons) s.add(d(x.snap.reads[static_cast<size_t>(r)]), {{"reason", cache::to_string(r)}});
+   }},
+  {"memcg_exporter_stat_skips_total", MetricType::Counter, "",
+   "Probes of all cgroups that served cached memory.stat values instead of reading.", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(d(x.snap.skips)); }},
+  {"memcg_exporter_stat_read_duration_seconds", MetricType::Histogram, "",
+   "Wall time of each memory.stat read.", nullptr,
+   [](const Ctx& x, Sink& s) { s.add_histogram(to_prometheus(x.snap.stat_read_seconds)); }},
+  {"memcg_exporter_pass_duration_seconds", MetricType::Histogram, "",
+   "Wall time of each collection pass (probes, decisions and reads of every cgroup).", nullptr,
+   [](const Ctx& x, Sink& s) { s.add_histogram(to_prometheus(x.snap.pass_seconds)); }},
+  {"memcg_exporter_read_errors_total", MetricType::Counter, "file",
+   "Failed reads of cgroup files other than a cgroup going away (EACCES, EIO, ...).", nullptr,
+   [](const Ctx& x, Sink& s) { per_file(x.snap.read_errors, s); }},
+  {"memcg_exporter_parse_errors_total", MetricType::Counter, "file",
+   "Malformed cgroup files or lines, skipped.", nullptr,
+   [](const Ctx& x, Sink& s) { per_file(x.snap.parse_errors, s); }},
+  {"memcg_exporter_scrape_duration_seconds", MetricType::Gauge, "",
+   "Time taken by the previous /metrics request to build, serialize and compress the response.", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(x.status.last_scrape_seconds.load()); }},
+  {"memcg_exporter_config_last_reload_successful", MetricType::Gauge, "",
+   "1 if the last configuration (re)load succeeded, 0 if it failed and the previous configuration is in force.", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(x.status.reload_ok.load() ? 1 : 0); }},
+  {"memcg_exporter_config_last_reload_success_timestamp_seconds", MetricType::Gauge, "",
+   "Unix time of the last successful configuration (re)load.", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(x.status.reload_success_unix.load()); }},
+  {"process_cpu_seconds_total", MetricType::Counter, "",
+   "Total user and system CPU time spent in seconds.", nullptr,
+   [](const Ctx& x, Sink& s) { if (x.process.cpu_seconds) s.add(*x.process.cpu_seconds); }},
+  {"process_resident_memory_bytes", MetricType::Gauge, "",
+   "Resident memory size in bytes.", nullptr,
+   [](const Ctx& x, Sink& s) { if (x.process.resident_bytes) s.add(*x.process.resident_bytes); }},
+  {"process_virtual_memory_bytes", MetricType::Gauge, "",
+   "Virtual memory size in bytes.", nullptr,
+   [](const Ctx& x, Sink& s) { if (x.process.virtual_bytes) s.add(*x.process.virtual_bytes); }},
+  {"process_start_time_seconds", MetricType::Gauge, "",
+   "Start time of the process since unix epoch in seconds.", nullptr,
+   [](const Ctx& x, Sink& s) { if (x.process.start_time_seconds) s.add(*x.process.start_time_seconds); }},
+  {"process_open_fds", MetricType::Gauge, "",
+   "Number of open file descriptors.", nullptr,
+   [](const Ctx& x, Sink& s) { if (x.process.open_fds) s.add(*x.process.open_fds); }},
+  {"process_max_fds", MetricType::Gauge, "",
+   "Maximum number of open file descriptors.", nullptr,
+   [](const Ctx& x, Sink& s) { if (x.process.max_fds) s.add(*x.process.max_fds); }},
+};
+// clang-format on
+
+std::string_view type_name(MetricType t) {
+  switch (t) {
+    case MetricType::Counter: return "counter";
+    case MetricType::Gauge: return "gauge";
+    case MetricType::Histogram: return "histogram";
+    case MetricType::Summary: return "summary";
+    case MetricType::Untyped: return "untyped";
+  }
+  return "untyped";
+}
+
+}  // namespace
+
+prometheus::ClientMetric& SampleSink::next(std::initializer_list<std::pair<std::string_view, std::string_view>> labels) {
+  auto& m = family_.metric.emplace_back();
+  m.label.reserve(labels.size() + (cgroup_ ? 1 : 0));
+  if (cgroup_) m.label.push_back({"cgroup", *cgroup_});
+  for (const auto& [k, v] : labels) m.label.push_back({std::string(k), std::string(v)});
+  return m;
+}
+
+void SampleSink::add(double value, std::initializer_list<std::pair<std::string_view, std::string_view>> labels) {
+  auto& m = next(labels);
+  switch (family_.type) {
+    case MetricType::Counter: m.counter.value = value; break;
+    case MetricType::Gauge: m.gauge.value = value; break;
+    default: m.untyped.value = value; break;
+  }
+}
+
+void SampleSink::add_histogram(const prometheus::ClientMetric::Histogram& h) { next({}).histogram = h; }
+
+std::span<const MetricDef> metric_table() noexcept { return kTable; }
+
+std::vector<prometheus::MetricFamily> collect_families(const ScrapeContext& ctx) {
+  std::vector<prometheus::MetricFamily> out;
+  out.reserve(std::size(kTable));
+  for (const auto& def : kTable) {
+    prometheus::MetricFamily f{std::string(def.name), std::string(def.help), def.type, {}};
+    if (def.per_cgroup) {
+      f.metric.reserve(ctx.snap.cgroups.size());
+      for (const auto& c : ctx.snap.cgroups) {
+        SampleSink sink(f, &c.id->path);
+        def.per_cgroup(c, ctx, sink);
+      }
+    } else {
+      SampleSink sink(f, nullptr);
+      def.global(ctx, sink);
+    }
+    if (!f.metric.empty()) out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::string metrics_reference_markdown() {
+  std::string out = "| metric | type | labels | meaning |\n|---|---|---|---|\n";
+  for (const auto& def : kTable) {
+    std::string labels = def.per_cgroup ? "cgroup" : "";
+    if (!def.labels.empty()) labels += (labels.empty() ? "" : ", ") + std::string(def.labels);
+    out += "| `" + std::string(def.name) + "` | " + std::string(type_name(def.type)) + " | " + labels + " | " +
+           std::string(def.help) + " |\n";
+  }
+  return out;
+}
+
+}  // namespace memcg::exporter

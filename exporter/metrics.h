@@ -1,0 +1,70 @@
+// The metric table: every metric the exporter serves, with its name, type,
+// HELP text, labels and the function that reads it from a snapshot — the one
+// place they are defined. The scrape, the README's metric reference and the
+// golden test all come from it.
+#pragma once
+
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "exporter/process_stats.h"
+#include "plugin/clock.h"
+#include "plugin/snapshot.h"
+
+namespace memcg::exporter {
+
+// Daemon state that becomes metrics; written by the daemon, read by scrapes.
+struct DaemonStatus {
+  std::atomic<bool> reload_ok{true};
+  std::atomic<double> reload_success_unix{0};  // last successful (re)load, Unix seconds
+  std::atomic<double> last_scrape_seconds{0};  // duration of the previous /metrics request
+};
+
+// Everything a metric getter may look at.
+struct ScrapeContext {
+  const Snapshot& snap;
+  TimePoint now;  // ages are computed against this, at scrape time
+  const DaemonStatus& status;
+  const ProcessStats& process;
+  std::string_view version, revision;
+};
+
+// Appends samples to one family. Per-cgroup getters get the cgroup label added.
+class SampleSink {
+ public:
+  SampleSink(prometheus::MetricFamily& family, const std::string* cgroup) : family_(family), cgroup_(cgroup) {}
+  void add(double value, std::initializer_list<std::pair<std::string_view, std::string_view>> labels = {});
+  void add_histogram(const prometheus::ClientMetric::Histogram& h);
+
+ private:
+  prometheus::ClientMetric& next(std::initializer_list<std::pair<std::string_view, std::string_view>> labels);
+  prometheus::MetricFamily& family_;
+  const std::string* cgroup_;
+};
+
+struct MetricDef {
+  std::string_view name;
+  prometheus::MetricType type;
+  std::string_view labels;  // documentation: the label names besides "cgroup"
+  std::string_view help;
+  void (*per_cgroup)(const CgroupView&, const ScrapeContext&, SampleSink&) = nullptr;
+  void (*global)(const ScrapeContext&, SampleSink&) = nullptr;
+};
+
+std::span<const MetricDef> metric_table() noexcept;
+
+// Builds the families of one scrape (families without samples are left out).
+std::vector<prometheus::MetricFamily> collect_families(const ScrapeContext& ctx);
+
+// The README's metric reference, generated from the table.
+std::string metrics_reference_markdown();
+
+}  // namespace memcg::exporter

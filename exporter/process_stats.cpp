@@ -1,0 +1,64 @@
+#include "exporter/process_stats.h"
+
+#include <dirent.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace memcg::exporter {
+namespace {
+
+std::optional<double> boot_time() {
+  std::ifstream in("/proc/stat");
+  std::string key;
+  double value;
+  while (in >> key) {
+    if (key == "btime" && in >> value) return value;
+    in.ignore(1 << 20, '\n');
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+ProcessStats read_process_stats() noexcept {
+  ProcessStats s;
+  try {
+    const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+    const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
+    std::ifstream stat("/proc/self/stat");
+    std::string line;
+    if (std::getline(stat, line)) {
+      // Fields after the command name, which may itself contain spaces and ')'.
+      const size_t rp = line.rfind(')');
+      if (rp != std::string::npos) {
+        std::istringstream rest(line.substr(rp + 2));
+        std::string f[22];
+        for (auto& x : f) rest >> x;
+        // f[0] is field 3 (state): utime=14, stime=15, starttime=22, vsize=23, rss=24.
+        if (!f[11].empty() && !f[12].empty()) s.cpu_seconds = (std::stod(f[11]) + std::stod(f[12])) / ticks;
+        if (auto bt = boot_time(); bt && !f[19].empty()) s.start_time_seconds = *bt + std::stod(f[19]) / ticks;
+        if (!f[20].empty()) s.virtual_bytes = std::stod(f[20]);
+        if (!f[21].empty()) s.resident_bytes = std::stod(f[21]) * page;
+      }
+    }
+    if (DIR* d = opendir("/proc/self/fd")) {
+      double n = 0;
+      while (dirent* e = readdir(d))
+        if (e->d_name[0] != '.') ++n;
+      closedir(d);
+      s.open_fds = n - 1;  // not counting the fd of this listing
+    }
+    rlimit lim{};
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0) s.max_fds = static_cast<double>(lim.rlim_cur);
+  } catch (...) {
+  }
+  return s;
+}
+
+}  // namespace memcg::exporter
