@@ -160,7 +160,8 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
       if (sig == SIGHUP) {
         notifier.reloading();
         log_info("reloading configuration" + (opts.config_path.empty() ? std::string() : " from " + opts.config_path));
-        if (auto next_cfg = load_config(opts.config_path)) {
+        std::string error;
+        if (auto next_cfg = load_config(opts.config_path, error)) {
           if (!opts.listen.empty()) next_cfg->web.listen = opts.listen;
           if (next_cfg->web.listen != backend.config()->web.listen || next_cfg->web.max_connections != backend.config()->web.max_connections)
             log_warning("web.listen and web.max_connections take effect at the next restart");
@@ -171,7 +172,7 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
           log_info("configuration reloaded");
         } else {
           backend.status().reload_ok.store(false);
-          log_error("configuration reload failed; keeping the previous configuration");
+          log_error("configuration reload failed, keeping the previous configuration: " + error);
         }
         notifier.ready("configuration reloaded");
         continue;

@@ -2,7 +2,13 @@
 
 #include <CivetServer.h>
 #include <prometheus/text_serializer.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <thread>
 
 #include <chrono>
 #include <sstream>
@@ -207,8 +213,51 @@ HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend) : hand
   for (auto& route : r) server_->addHandler(route->path(), route.get());
 }
 
+namespace {
+
+// Opens and drops a TCP connection to a local port, to wake CivetWeb's master
+// thread out of poll().
+void poke(int port, bool ipv6) {
+  const int fd = ::socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return;
+  if (ipv6) {
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    a.sin6_port = htons(static_cast<uint16_t>(port));
+    a.sin6_addr = in6addr_loopback;
+    (void)::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  } else {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    (void)::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  }
+  ::close(fd);
+}
+
+}  // namespace
+
 HttpServer::~HttpServer() {
-  if (server_) server_->close();
+  if (!server_) return;
+  // mg_stop() waits for CivetWeb's master thread, which polls its listening
+  // sockets in 2 s quanta (SOCKET_TIMEOUT_QUANTUM in civetweb.c), so a plain
+  // stop takes up to 2 s. Connecting to our own ports wakes the poll at once.
+  // (Addresses not reachable over loopback still stop, just within 2 s.)
+  const auto ports = this->ports();
+  std::atomic<bool> done{false};
+  std::thread stopper([&] {
+    server_->close();
+    done = true;
+  });
+  for (int i = 0; i < 40 && !done; ++i) {
+    for (const auto& p : ports) {
+      poke(p.port, false);
+      if (p.ipv6) poke(p.port, true);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  stopper.join();
 }
 
 std::vector<ListenPort> HttpServer::ports() const {

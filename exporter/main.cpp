@@ -33,8 +33,11 @@ int main(int argc, char** argv) {
   }
   set_log_level(opts->log_level);
 
-  auto cfg = load_config(opts->config_path);
-  if (!cfg) return kExitConfig;
+  auto cfg = load_config(opts->config_path, error);
+  if (!cfg) {
+    std::cerr << "memcg-exporter: configuration error: " << error << "\n";
+    return kExitConfig;
+  }
   if (opts->check_config) {
     std::cout << config::describe(*cfg);
     return 0;

@@ -1,19 +1,18 @@
 #include "exporter/setup.h"
 
 #include <cstring>
-#include <iostream>
 
 #include "config/load.h"
 #include "plugin/cgroupfs/mount.h"
 
 namespace memcg::exporter {
 
-std::optional<config::Config> load_config(const std::string& path) {
+std::optional<config::Config> load_config(const std::string& path, std::string& error) {
   try {
     if (path.empty()) return config::Config::builtin(config::HostFacts::probe());
     return config::load_file(path, config::HostFacts::probe());
   } catch (const config::ConfigError& e) {
-    std::cerr << "memcg-exporter: configuration error: " << e.what() << "\n";
+    error = e.what();
     return std::nullopt;
   }
 }

@@ -9,9 +9,9 @@
 
 namespace memcg::exporter {
 
-// Loads --config (or the built-in defaults). On error prints
-// "file:line:col: key: message" to stderr and returns nullopt (exit 78).
-std::optional<config::Config> load_config(const std::string& path);
+// Loads --config (or the built-in defaults). On error returns nullopt and
+// sets `error` to "file:line:col: key: message" (exit 78 at startup).
+std::optional<config::Config> load_config(const std::string& path, std::string& error);
 
 // The cgroup2 root to read: --root, else [collector] root, else the cgroup2
 // mount from /proc/self/mountinfo. A root not given with --root must be a

@@ -3,14 +3,12 @@
 // change: MEMCG_UPDATE_GOLDEN=1 ./build/tests/unit_tests --gtest_filter='SnapshotJson.*'
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "plugin/collector.h"
 #include "plugin/json_writer.h"
 #include "plugin/snapshot_json.h"
 #include "tests/fixtures/tree.h"
+#include "tests/unit/golden.h"
 
 namespace memcg {
 namespace {
@@ -32,21 +30,6 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
     s.replace(pos, from.size(), to);
   return s;
-}
-
-std::string golden_path(const std::string& name) { return std::string(MEMCG_GOLDEN_DIR) + "/" + name; }
-
-void compare_with_golden(const std::string& name, const std::string& actual) {
-  const std::string path = golden_path(name);
-  if (std::getenv("MEMCG_UPDATE_GOLDEN")) {
-    std::ofstream(path) << actual;
-    GTEST_SKIP() << "updated " << path;
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << "missing " << path << " (run with MEMCG_UPDATE_GOLDEN=1)";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_EQ(actual, ss.str()) << "regenerate with MEMCG_UPDATE_GOLDEN=1 if the change is intended";
 }
 
 TEST(SnapshotJson, MatchesGolden) {
@@ -87,7 +70,7 @@ TEST(SnapshotJson, MatchesGolden) {
   // Inode numbers belong to the temp dir; everything else is deterministic.
   out = zero_numbers_after(out, "\"inode\": ");
   out = replace_all(out, tree.root(), "FIXTURE");
-  compare_with_golden("snapshot.json", out);
+  testing::compare_with_golden("snapshot.json", out);
 }
 
 TEST(JsonWriter, EscapesAndNonFinite) {

@@ -1,0 +1,158 @@
+"""Shared helpers for the integration tests: a fixture tree the tests mutate
+in place (so the exporter's kept-open fds see changes, as on cgroupfs), the
+exporter as a real process on a loopback port, and a tiny test runner that
+prints 'N passed, N failed'."""
+import gzip, os, re, signal, subprocess, sys, tempfile, time, traceback, urllib.request, urllib.error
+
+class Tree:
+    """A fixture tree written by memcg-fixture, mutated from Python."""
+    def __init__(self, fixture_tool, name="basic"):
+        self.root = tempfile.mkdtemp(prefix="memcg-it-")
+        subprocess.run([fixture_tool, name, self.root], check=True)
+
+    def path(self, cg, f):
+        return self.root if cg == "/" else os.path.join(self.root, cg, f) if f else os.path.join(self.root, cg)
+
+    def write(self, cg, f, text):
+        with open(self.path(cg, f), "r+") as fh:  # same inode: kept fds see it
+            fh.truncate(0)
+            fh.write(text)
+
+    def read(self, cg, f):
+        with open(self.path(cg, f)) as fh:
+            return fh.read()
+
+    def set_current(self, cg, v):
+        self.write(cg, "memory.current", f"{v}\n")
+
+    def current(self, cg):
+        return int(self.read(cg, "memory.current"))
+
+    def set_keyed(self, cg, f, key, value):
+        lines = self.read(cg, f).splitlines()
+        out = [f"{key} {value}" if l.split(" ")[0] == key else l for l in lines]
+        self.write(cg, f, "\n".join(out) + "\n")
+
+    def keyed(self, cg, f, key):
+        for l in self.read(cg, f).splitlines():
+            k, v = l.split(" ")
+            if k == key:
+                return int(v)
+        raise KeyError(key)
+
+def write_config(text):
+    fd, path = tempfile.mkstemp(suffix=".toml", prefix="memcg-it-")
+    os.write(fd, text.encode())
+    os.close(fd)
+    return path
+
+class Exporter:
+    """memcg-exporter on 127.0.0.1:<free port>, logs captured."""
+    def __init__(self, binary, root, config=None, env=None, args=()):
+        self.log_path = tempfile.mktemp(prefix="memcg-it-log-")
+        self.log = open(self.log_path, "w+")
+        argv = [binary, "--root", root, "--web.listen-address", "127.0.0.1:0", "--log-level", "debug", *args]
+        if config:
+            argv += ["--config", config]
+        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=self.log, env={**os.environ, **(env or {})})
+        self.port = None
+        deadline = time.time() + 10
+        while time.time() < deadline and self.port is None:
+            m = re.search(r"listening on port=(\d+)", self.logs())
+            if m:
+                self.port = int(m.group(1))
+            elif self.proc.poll() is not None:
+                raise RuntimeError("exporter exited:\n" + self.logs())
+            time.sleep(0.02)
+        if self.port is None:
+            raise RuntimeError("exporter did not listen:\n" + self.logs())
+        self.wait_for(lambda: self.get("/-/ready")[0] == 200, "ready")
+
+    def logs(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def get(self, path, headers=None, method="GET"):
+        req = urllib.request.Request(self.url(path), headers=headers or {}, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, dict(r.headers), r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read()
+
+    def metrics(self):
+        status, _, body = self.get("/metrics")
+        assert status == 200, status
+        return parse_metrics(body.decode())
+
+    def passes(self):
+        return self.metrics()[("memcg_exporter_passes_total", ())]
+
+    def wait_passes(self, n=1):
+        """Waits until n more passes have completed."""
+        start = self.passes()
+        self.wait_for(lambda: self.passes() >= start + n, f"{n} passes")
+
+    def wait_for(self, cond, what, timeout=15):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if cond():
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"timed out waiting for {what}\n" + self.logs()[-3000:])
+
+    def kill(self, sig):
+        self.proc.send_signal(sig)
+
+    def stop(self, sig=signal.SIGTERM, timeout=5):
+        t0 = time.time()
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        rc = self.proc.wait(timeout=timeout)
+        return rc, time.time() - t0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+def parse_metrics(text):
+    """{(name, ((label, value), ...)): float} for every sample."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE.match(line)
+        assert m, f"unparsable line: {line!r}"
+        labels = tuple(sorted(LABEL.findall(m.group(2) or "")))
+        out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+def series(metrics, name, **labels):
+    want = tuple(sorted(labels.items()))
+    return metrics[(name, want)]
+
+def run_tests(namespace):
+    tests = [v for k, v in sorted(namespace.items()) if k.startswith("test_") and callable(v)]
+    passed = failed = 0
+    for t in tests:
+        t0 = time.time()
+        try:
+            t()
+            passed += 1
+            print(f"PASS {t.__name__} ({time.time() - t0:.1f}s)", flush=True)
+        except Exception:
+            failed += 1
+            print(f"FAIL {t.__name__}", flush=True)
+            traceback.print_exc()
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)

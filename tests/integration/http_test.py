@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""The daemon over real HTTP on loopback: endpoints, gzip, promtool, the JSON
+and refresh APIs, reload, shutdown, and systemd notifications."""
+import argparse, gzip, json, os, signal, socket, subprocess, tempfile, time
+from harness import Tree, Exporter, write_config, parse_metrics, series, run_tests
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--exporter", required=True)
+ap.add_argument("--fixture", required=True)
+ap.add_argument("--promtool", default="promtool")
+args = ap.parse_args()
+
+FAST = '[collector]\nprobe_interval = "100ms"\n'
+
+def test_endpoints_and_status_codes():
+    tree = Tree(args.fixture)
+    with Exporter(args.exporter, tree.root, write_config(FAST)) as ex:
+        s, h, body = ex.get("/metrics")
+        assert s == 200 and h["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8", (s, h)
+        assert b"memcg_memory_current_bytes{cgroup=\"system.slice/web.service\"} 50331648" in body
+        s, h, body = ex.get("/")
+        assert s == 200 and h["Content-Type"].startswith("text/html") and b"/metrics" in body and tree.root.encode() in body
+        assert ex.get("/-/healthy")[0] == 200
+        assert ex.get("/-/ready")[0] == 200
+        assert ex.get("/nope")[0] == 404
+        assert ex.get("/metrics/extra")[0] == 404
+        s, h, _ = ex.get("/metrics", method="POST")
+        assert s == 405 and h["Allow"] == "GET, HEAD", (s, h)
+        s, h, body = ex.get("/metrics", method="HEAD")
+        assert s == 200 and body == b"" and int(h["Content-Length"]) > 1000
+        s, _, body = ex.get("/api/v1/refresh", method="POST")
+        assert s == 403 and b"refresh_api" in body, "the refresh API is off by default"
+        assert ex.get("/api/v1/refresh")[0] == 405
+
+def test_gzip_when_accepted():
+    tree = Tree(args.fixture)
+    with Exporter(args.exporter, tree.root) as ex:
+        s, h, body = ex.get("/metrics", {"Accept-Encoding": "gzip"})
+        assert s == 200 and h.get("Content-Encoding") == "gzip", h
+        text = gzip.decompress(body).decode()
+        assert len(body) < len(text) / 3, (len(body), len(text))
+        assert parse_metrics(text)[("memcg_exporter_cgroups", ())] == 4
+        s, h, body = ex.get("/metrics", {"Accept-Encoding": "gzip;q=0, identity"})
+        assert "Content-Encoding" not in h and body.startswith(b"# HELP")
+
+def test_promtool_accepts_live_output():
+    tree = Tree(args.fixture)
+    with Exporter(args.exporter, tree.root, write_config(FAST)) as ex:
+        tree.set_current("system.slice/web.service", 60 << 20)
+        ex.wait_passes(2)
+        _, _, body = ex.get("/metrics")
+        r = subprocess.run([args.promtool, "check", "metrics"], input=body, capture_output=True)
+        assert r.returncode == 0 and r.stdout == b"" and r.stderr == b"", (r.stdout, r.stderr)
+
+def test_api_cgroups_matches_once():
+    tree = Tree(args.fixture)
+    with Exporter(args.exporter, tree.root) as ex:
+        s, h, body = ex.get("/api/v1/cgroups")
+        assert s == 200 and h["Content-Type"] == "application/json"
+        doc = json.loads(body)
+        once = json.loads(subprocess.run([args.exporter, "--once", "--root", tree.root], capture_output=True, check=True).stdout)
+        assert [c["path"] for c in doc["cgroups"]] == [c["path"] for c in once["cgroups"]]
+        assert set(doc["cgroups"][1].keys()) == set(once["cgroups"][1].keys())
+
+def test_mutations_follow_and_threshold_reads():
+    tree = Tree(args.fixture)
+    with Exporter(args.exporter, tree.root, write_config(FAST + '[defaults]\nthreshold = "1MiB"\n')) as ex:
+        cg = "system.slice/web.service"
+        m = ex.metrics()
+        assert series(m, "memcg_stat_reads_total", cgroup=cg, reason="threshold") == 0
+        tree.set_keyed(cg, "memory.stat", "anon", 99 << 20)
+        tree.set_current(cg, tree.current(cg) + (512 << 10))  # below the threshold
+        ex.wait_passes(2)
+        m = ex.metrics()
+        assert series(m, "memcg_memory_current_bytes", cgroup=cg) == (48 << 20) + (512 << 10)
+        assert series(m, "memcg_memory_stat_bytes", cgroup=cg, stat="anon") == 40 << 20, "cached until the threshold"
+        assert series(m, "memcg_stat_pending_change_bytes", cgroup=cg) == 512 << 10
+        tree.set_current(cg, tree.current(cg) + (600 << 10))
+        ex.wait_passes(2)
+        m = ex.metrics()
+        assert series(m, "memcg_memory_stat_bytes", cgroup=cg, stat="anon") == 99 << 20
+        assert series(m, "memcg_stat_reads_total", cgroup=cg, reason="threshold") == 1
+        assert series(m, "memcg_stat_pending_change_bytes", cgroup=cg) == 0
+        assert series(m, "memcg_stat_age_seconds", cgroup=cg) < 1.0
+
+def test_refresh_api_forces_reads():
+    tree = Tree(args.fixture)
+    with Exporter(args.exporter, tree.root, write_config(FAST + "[web]\nrefresh_api = true\n")) as ex:
+        s, _, body = ex.get("/api/v1/refresh?cgroup=system.slice/*", method="POST")
+        assert s == 202, (s, body)
+        assert json.loads(body) == {"status": "accepted", "cgroup": "system.slice/*", "matching": 2}
+        ex.wait_passes(2)
+        m = ex.metrics()
+        for cg in ("system.slice/web.service", "system.slice/batch.service"):
+            assert series(m, "memcg_stat_reads_total", cgroup=cg, reason="forced") == 1, cg
+        assert series(m, "memcg_stat_reads_total", cgroup="system.slice", reason="forced") == 0
+        assert ex.get("/api/v1/refresh", method="POST")[0] == 400
+        s, _, body = ex.get("/api/v1/refresh?cgroup=a/%5Bb", method="POST")
+        assert s == 400 and b"unterminated" in body, body
+
+def test_reload_valid_and_invalid():
+    tree = Tree(args.fixture)
+    cfg = write_config(FAST + '[defaults]\nthreshold = "1MiB"\n')
+    with Exporter(args.exporter, tree.root, cfg) as ex:
+        cg = "system.slice/web.service"
+        assert series(ex.metrics(), "memcg_stat_threshold_bytes", cgroup=cg) == 1 << 20
+        open(cfg, "w").write(FAST + '[defaults]\nthreshold = "2MiB"\n[[rule]]\nmatch = "system.slice/*"\nmax_age = "42s"\n')
+        ex.kill(signal.SIGHUP)
+        ex.wait_for(lambda: series(ex.metrics(), "memcg_stat_max_age_seconds", cgroup=cg) == 42, "reload applied")
+        m = ex.metrics()
+        assert series(m, "memcg_stat_threshold_bytes", cgroup=cg) == 2 << 20
+        assert series(m, "memcg_stat_reads_total", cgroup=cg, reason="initial") == 1, "state kept over reload"
+        assert m[("memcg_exporter_config_last_reload_successful", ())] == 1
+        open(cfg, "w").write(FAST + '[defaults]\nthreshold = "2 MiB"\n')
+        ex.kill(signal.SIGHUP)
+        ex.wait_for(lambda: ex.metrics()[("memcg_exporter_config_last_reload_successful", ())] == 0, "failed reload visible")
+        ex.wait_passes(2)
+        m = ex.metrics()
+        assert series(m, "memcg_stat_threshold_bytes", cgroup=cg) == 2 << 20, "old config stays in force"
+        assert series(m, "memcg_stat_max_age_seconds", cgroup=cg) == 42
+        assert ex.get("/-/healthy")[0] == 200
+        assert f"{cfg}:4:13: defaults.threshold: invalid size" in ex.logs(), ex.logs()[-2000:]
+        assert "keeping the previous configuration" in ex.logs()
+
+def test_shutdown_is_prompt():
+    tree = Tree(args.fixture)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        # A long probe interval: the daemon must not wait for the next pass.
+        with Exporter(args.exporter, tree.root, write_config('[collector]\nprobe_interval = "1m"\n')) as ex:
+            rc, elapsed = ex.stop(sig)
+            assert rc == 0 and elapsed < 1.0, (sig, rc, elapsed)
+            assert "shutting down" in ex.logs()
+
+def test_systemd_notify_protocol():
+    tree = Tree(args.fixture)
+    sock_path = os.path.join(tempfile.mkdtemp(), "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(sock_path)
+    sock.settimeout(5)
+    def recv_until(pred, what):
+        got = []
+        deadline = time.time() + 5
+        while time.time() < deadline:
+            msg = sock.recv(4096).decode()
+            got.append(msg)
+            if pred(msg):
+                return msg
+        raise AssertionError(f"no {what}; got {got}")
+    env = {"NOTIFY_SOCKET": sock_path, "WATCHDOG_USEC": "400000"}
+    # A probe interval longer than the watchdog: pings must come from the wait too.
+    with Exporter(args.exporter, tree.root, write_config('[collector]\nprobe_interval = "3s"\n'), env=env) as ex:
+        ready = recv_until(lambda m: "READY=1" in m, "READY=1")
+        assert "STATUS=cgroups=4 " in ready and "skip_ratio=" in ready, ready
+        t0 = time.time()
+        recv_until(lambda m: m == "WATCHDOG=1", "WATCHDOG=1")
+        recv_until(lambda m: m == "WATCHDOG=1", "a second WATCHDOG=1")
+        assert time.time() - t0 < 1.0, "pings every WatchdogSec/2 while waiting"
+        ex.kill(signal.SIGHUP)
+        recv_until(lambda m: "RELOADING=1" in m, "RELOADING=1")
+        recv_until(lambda m: "READY=1" in m, "READY=1 after reload")
+        ex.kill(signal.SIGTERM)
+        recv_until(lambda m: "STOPPING=1" in m, "STOPPING=1")
+        rc, _ = ex.stop()
+        assert rc == 0
+
+def test_bind_failure_is_reported():
+    tree = Tree(args.fixture)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        r = subprocess.run([args.exporter, "--root", tree.root, "--web.listen-address", f"127.0.0.1:{port}"],
+                           capture_output=True, text=True, timeout=10)
+        assert r.returncode == 1 and "cannot listen on 127.0.0.1:" in r.stderr, (r.returncode, r.stderr)
+
+run_tests(globals())

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""A real Prometheus server scrapes the exporter running over a fixture tree
+that the test mutates; Prometheus' HTTP API must show values that follow."""
+import argparse, time
+from harness import Tree, Exporter, write_config, run_tests
+from prometheus import Prometheus
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--exporter", required=True)
+ap.add_argument("--fixture", required=True)
+ap.add_argument("--prometheus", default="prometheus")
+args = ap.parse_args()
+
+CG = "system.slice/web.service"
+SEL = f'cgroup="{CG}"'
+
+def test_prometheus_sees_values_rates_and_reads_follow_mutations():
+    tree = Tree(args.fixture)
+    cfg = write_config('[collector]\nprobe_interval = "250ms"\n[defaults]\nthreshold = "1MiB"\n')
+    with Exporter(args.exporter, tree.root, cfg) as ex, Prometheus(args.prometheus, [f"127.0.0.1:{ex.port}"]) as prom:
+        prom.wait_value('up{job="memcg"}', lambda v: v == 1, "target up")
+        prom.wait_value(f"memcg_memory_current_bytes{{{SEL}}}", lambda v: v == 48 << 20, "initial current")
+        reads0 = prom.value(f'memcg_stat_reads_total{{{SEL},reason="threshold"}}')
+        assert reads0 == 0, reads0
+
+        # Grow by 2 MiB/s with 500 page faults/s for ~6 s: every probe crosses
+        # the threshold within a few passes, so memory.stat is re-read.
+        pgfault = tree.keyed(CG, "memory.stat", "pgfault")
+        current = tree.current(CG)
+        for _ in range(24):
+            current += 512 << 10
+            pgfault += 125
+            tree.set_keyed(CG, "memory.stat", "pgfault", pgfault)
+            tree.set_current(CG, current)
+            time.sleep(0.25)
+        prom.wait_value(f"memcg_memory_current_bytes{{{SEL}}}", lambda v: v == current, "current follows")
+        prom.wait_value(f'memcg_memory_stat_events_total{{{SEL},stat="pgfault"}}', lambda v: v == pgfault, "pgfault follows")
+        reads = prom.value(f'memcg_stat_reads_total{{{SEL},reason="threshold"}}')
+        assert reads >= 3, f"threshold reads: {reads}"
+        # The agent's own rate and Prometheus' rate over the same counter agree on the order of magnitude.
+        agent_rate = prom.value(f'max_over_time(memcg_memory_stat_events_per_second{{{SEL},stat="pgfault"}}[10s])')
+        prom_rate = prom.value(f'rate(memcg_memory_stat_events_total{{{SEL},stat="pgfault"}}[10s])')
+        assert 250 <= agent_rate <= 1000, agent_rate
+        assert 100 <= prom_rate <= 1000, prom_rate
+        growth = prom.value(f'max_over_time(memcg_memory_current_bytes_per_second{{{SEL}}}[10s])')
+        assert (1 << 20) <= growth <= (4 << 20), growth
+
+        # Then quiet: reads stop except for max_age, skips keep counting.
+        skips = prom.value(f"memcg_stat_skips_total{{{SEL}}}")
+        prom.wait_value(f"memcg_stat_skips_total{{{SEL}}}", lambda v: v >= skips + 8, "skips while quiet")
+        assert prom.value(f'memcg_stat_reads_total{{{SEL},reason="threshold"}}') == reads
+        age = prom.value(f"memcg_stat_age_seconds{{{SEL}}}")
+        assert 0 <= age <= 10, age
+        assert prom.value('memcg_exporter_build_info') == 1
+
+run_tests(globals())
