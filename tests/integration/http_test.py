@@ -173,4 +173,24 @@ def test_bind_failure_is_reported():
                            capture_output=True, text=True, timeout=10)
         assert r.returncode == 1 and "cannot listen on 127.0.0.1:" in r.stderr, (r.returncode, r.stderr)
 
+def test_journal_priorities_when_stderr_is_the_journal():
+    tree = Tree(args.fixture)
+    log = tempfile.NamedTemporaryFile("w+", delete=False)
+    st = os.fstat(log.fileno())
+    # systemd sets JOURNAL_STREAM=<dev>:<ino> of the stream it connects to stderr.
+    env = {**os.environ, "JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"}
+    cfg = write_config('[collector]\nprobe_interval = "100ms"\n')
+    p = subprocess.Popen([args.exporter, "--root", tree.root, "--config", cfg, "--web.listen-address", "127.0.0.1:0"],
+                         stdout=log, stderr=log, env=env)
+    time.sleep(0.5)
+    open(cfg, "w").write("[collector]\nbogus = 1\n")
+    p.send_signal(signal.SIGHUP)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=5) == 0
+    lines = open(log.name).read().splitlines()
+    assert any(l.startswith("<6>listening on port=") for l in lines), lines
+    assert any(l.startswith("<3>configuration reload failed") for l in lines), lines
+    assert all(l[:1] == "<" and l[2:3] == ">" for l in lines), lines
+
 run_tests(globals())
