@@ -298,6 +298,7 @@ PassReport Collector::run_pass() {
     in.pending = e.pending;
     in.threshold = e.settings->threshold;
     in.max_age = e.settings->max_age;
+    in.lookahead = config_.collector.probe_interval;
     in.events_moved = moved_[i] != 0;
     in.forced = e.forced;
     if (auto reason = cache::decide_flush(in, now)) {

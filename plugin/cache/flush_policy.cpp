@@ -17,7 +17,7 @@ std::optional<ReadReason> decide_flush(const FlushInput& in, TimePoint now) noex
   if (!in.last_read) return ReadReason::initial;
   if (in.pending >= in.threshold) return ReadReason::threshold;
   if (in.events_moved) return ReadReason::event;
-  if (now - *in.last_read >= in.max_age) return ReadReason::max_age;
+  if (now - *in.last_read + in.lookahead >= in.max_age) return ReadReason::max_age;
   if (in.forced) return ReadReason::forced;
   return std::nullopt;
 }

@@ -26,6 +26,10 @@ struct FlushInput {
   uint64_t pending = 0;                // probed change since the last read (bytes)
   uint64_t threshold = 0;              // 0: read every pass (the naive mode)
   Duration max_age{};
+  // Time until the next pass (the probe interval). A value must not exceed
+  // max_age at any moment, including just before that pass, so the read is
+  // due once age + lookahead reaches max_age.
+  Duration lookahead{};
   bool events_moved = false;           // memory.events high/max/oom/oom_kill/oom_group_kill moved
   bool forced = false;                 // a refresh was requested
 };

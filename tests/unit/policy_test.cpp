@@ -42,6 +42,11 @@ TEST(FlushPolicy, EachReason) {
   in = fresh();
   EXPECT_EQ(decide_flush(in, t0 + 10s), ReadReason::max_age) << "max_age is inclusive";
   in = fresh();
+  in.lookahead = 1s;
+  EXPECT_EQ(decide_flush(in, t0 + 8999ms), std::nullopt);
+  EXPECT_EQ(decide_flush(in, t0 + 9s), ReadReason::max_age)
+      << "read one pass early so the value is never older than max_age before the next pass";
+  in = fresh();
   in.forced = true;
   EXPECT_EQ(decide_flush(in, t0 + 1s), ReadReason::forced);
 }
