@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -13,21 +14,16 @@
 namespace memcg::exporter {
 namespace {
 
-std::optional<double> boot_time() {
-  std::ifstream in("/proc/stat");
-  std::string key;
-  double value;
-  while (in >> key) {
-    if (key == "btime" && in >> value) return value;
-    in.ignore(1 << 20, '\n');
-  }
-  return std::nullopt;
-}
+// Taken during static initialisation, before main(): the process's start to
+// within a millisecond, without /proc/stat (hidden by the unit's ProcSubset=pid).
+const double g_start_unix =
+    std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 
 }  // namespace
 
 ProcessStats read_process_stats() noexcept {
   ProcessStats s;
+  s.start_time_seconds = g_start_unix;
   try {
     const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
     const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
@@ -40,9 +36,8 @@ ProcessStats read_process_stats() noexcept {
         std::istringstream rest(line.substr(rp + 2));
         std::string f[22];
         for (auto& x : f) rest >> x;
-        // f[0] is field 3 (state): utime=14, stime=15, starttime=22, vsize=23, rss=24.
+        // f[0] is field 3 (state): utime=14, stime=15, vsize=23, rss=24.
         if (!f[11].empty() && !f[12].empty()) s.cpu_seconds = (std::stod(f[11]) + std::stod(f[12])) / ticks;
-        if (auto bt = boot_time(); bt && !f[19].empty()) s.start_time_seconds = *bt + std::stod(f[19]) / ticks;
         if (!f[20].empty()) s.virtual_bytes = std::stod(f[20]);
         if (!f[21].empty()) s.resident_bytes = std::stod(f[21]) * page;
       }
