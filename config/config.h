@@ -57,7 +57,7 @@ struct CollectorConfig {
 struct WebConfig {
   std::vector<std::string> listen{":9756"};  // ":PORT" = every address, "HOST:PORT", "[V6]:PORT"
   bool refresh_api = false;                  // POST /api/v1/refresh (forces memory.stat reads)
-  uint32_t max_connections = 64;             // concurrent requests served; more wait in the queue
+  uint32_t max_connections = 8;              // concurrent requests served; more wait in the queue
 };
 
 // Facts about the host the defaults depend on; injected so tests are exact.

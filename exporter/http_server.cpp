@@ -1,6 +1,7 @@
 #include "exporter/http_server.h"
 
 #include <CivetServer.h>
+#include <malloc.h>
 #include <prometheus/text_serializer.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -59,6 +60,13 @@ void respond_maybe_gzip(mg_connection* conn, std::string_view type, const std::s
   }
   respond(conn, 200, type, body);
 }
+
+// A scrape builds ~10 MB of prometheus-cpp objects for 300 cgroups with every
+// stat key, in the allocating worker thread's own malloc arena, which keeps
+// that peak after the objects are freed: measured 6 MB -> 83 MB RSS after 16
+// concurrent scrapes. Returning free pages after each response keeps RSS at
+// the working set.
+void release_freed_memory() { malloc_trim(0); }
 
 void error(mg_connection* conn, int code, std::string_view message) {
   respond(conn, code, "text/plain; charset=utf-8", std::string(message) + "\n");
@@ -177,8 +185,9 @@ HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend) : hand
     const ProcessStats proc = read_process_stats();
     const ScrapeContext ctx{*snap, b->now(), b->status(), proc, MEMCG_VERSION, MEMCG_REVISION};
     std::ostringstream os;
-    prometheus::TextSerializer().Serialize(os, collect_families(ctx));
+    prometheus::TextSerializer().Serialize(os, SnapshotCollectable(ctx).Collect());
     respond_maybe_gzip(c, kTextFormat, os.str());
+    release_freed_memory();
     b->status().last_scrape_seconds.store(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }));
@@ -196,6 +205,8 @@ HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend) : hand
     render_snapshot_json(*snap, b->now(), body, false);
     body.push_back('\n');
     respond_maybe_gzip(c, "application/json", body);
+    body = std::string();
+    release_freed_memory();
   }));
   r.push_back(std::make_unique<RefreshRoute>(backend));
   r.push_back(get_route("/", [b](mg_connection* c) {

@@ -1,5 +1,7 @@
 // memcg-exporter: entry point. Parses options, loads configuration, finds the
 // cgroup2 root and runs either one pass (--once) or the daemon.
+#include <sys/prctl.h>
+
 #include <iostream>
 #include <string>
 
@@ -17,6 +19,11 @@ using namespace memcg;
 using namespace memcg::exporter;
 
 int main(int argc, char** argv) {
+  // Opt out of transparent huge pages: on hosts with THP "always", every
+  // touched thread stack and per-thread malloc arena would be backed by 2 MiB
+  // pages (measured: ~250 MB for 66 threads under Debian's cloud kernel, vs
+  // ~7 MB without). The exporter has no large hot working set to gain from them.
+  prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
   std::string error;
   auto opts = parse_args(argc, argv, error);
   if (!opts) {

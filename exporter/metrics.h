@@ -64,6 +64,18 @@ std::span<const MetricDef> metric_table() noexcept;
 // Builds the families of one scrape (families without samples are left out).
 std::vector<prometheus::MetricFamily> collect_families(const ScrapeContext& ctx);
 
+// The prometheus-cpp view of a scrape: a Collectable over one snapshot and
+// the daemon state, so the families can go through any prometheus-cpp
+// serializer or registry.
+class SnapshotCollectable final : public prometheus::Collectable {
+ public:
+  explicit SnapshotCollectable(const ScrapeContext& ctx) : ctx_(ctx) {}
+  std::vector<prometheus::MetricFamily> Collect() const override { return collect_families(ctx_); }
+
+ private:
+  const ScrapeContext& ctx_;
+};
+
 // The README's metric reference, generated from the table.
 std::string metrics_reference_markdown();
 

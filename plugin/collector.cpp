@@ -298,7 +298,10 @@ PassReport Collector::run_pass() {
     in.pending = e.pending;
     in.threshold = e.settings->threshold;
     in.max_age = e.settings->max_age;
-    in.lookahead = config_.collector.probe_interval;
+    // 1.5 intervals: a read lands partway through a pass and the next pass may
+    // start late; the extra half interval absorbs both (passes are discrete, so
+    // in practice the read still happens at the same pass as with one interval).
+    in.lookahead = config_.collector.probe_interval * 3 / 2;
     in.events_moved = moved_[i] != 0;
     in.forced = e.forced;
     if (auto reason = cache::decide_flush(in, now)) {

@@ -1,0 +1,58 @@
+# Shared by the VM test scripts: packages, the Debian cloud kernel (downloaded
+# and unpacked, never installed on the host), QEMU invocation.
+# MEMCG_VM_CACHE (default /var/cache/memcg-exporter-vm) keeps downloads between runs.
+
+VM_CACHE=${MEMCG_VM_CACHE:-/var/cache/memcg-exporter-vm}
+vm_log() { echo "[vm $(date +%H:%M:%S)] $*" >&2; }
+
+vm_packages() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  vm_log "installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Prints the path of the cloud kernel's vmlinuz (MEMCG, PSI, NVMe, ext4 and the
+# 8250 console built in: it boots without an initramfs's modules).
+vm_kernel() {
+  mkdir -p "$VM_CACHE/kernel"
+  local meta pkg
+  meta=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+  if [ -z "$meta" ]; then
+    apt-get update -qq
+    meta=$(apt-cache depends linux-image-cloud-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+  fi
+  pkg="$meta-unsigned"
+  if [ ! -d "$VM_CACHE/kernel/$pkg" ]; then
+    vm_log "downloading $pkg"
+    local tmp
+    tmp=$(mktemp -d "$VM_CACHE/kernel/dl.XXXXXX")
+    chmod 777 "$tmp"  # apt-get download runs as _apt
+    (cd "$tmp" && apt-get download -qq "$pkg" && dpkg -x "$pkg"_*.deb "$VM_CACHE/kernel/$pkg")
+    rm -rf "$tmp"
+  fi
+  local config
+  config=$(ls "$VM_CACHE/kernel/$pkg"/boot/config-*)
+  for o in MEMCG PSI CGROUPS BLK_DEV_NVME EXT4_FS SERIAL_8250_CONSOLE DEVTMPFS; do
+    grep -q "^CONFIG_$o=y" "$config" || { vm_log "kernel lacks CONFIG_$o=y"; return 1; }
+  done
+  ls "$VM_CACHE/kernel/$pkg"/boot/vmlinuz-*
+}
+
+# Copies a dynamically linked binary and every library it needs into a root.
+vm_copy_with_libs() {
+  local bin=$1 root=$2 dest=$3
+  install -D -m755 "$bin" "$root/$dest/$(basename "$bin")"
+  ldd "$bin" | awk '$3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | while read -r lib; do
+    [ -e "$root$lib" ] || install -D -m755 "$lib" "$root$lib"  # the ELF interpreter must be executable
+  done
+}
+
+# Software-emulated x86 machine: 2 CPUs, 2 GiB, serial console on stdout,
+# isa-debug-exit so the guest can hand back a verdict as the exit status.
+VM_QEMU=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m 2048 -nodefaults -no-user-config
+         -display none -serial stdio -no-reboot -device isa-debug-exit,iobase=0xf4,iosize=0x04)

@@ -1,0 +1,67 @@
+#!/bin/sh
+# /init of the stage-1 initramfs: a real kernel with cgroup v2, a 3-level tree
+# of 255 cgroups with live workloads, memcg-exporter scraped by memcg-vmcheck.
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t cgroup2 none /sys/fs/cgroup
+ip link set lo up
+CG=/sys/fs/cgroup
+echo "VMSTAGE1 kernel $(uname -r)"
+echo "+memory +pids" > $CG/cgroup.subtree_control
+
+# t1..t5 / g1..g10 / l1..l4: 5 + 50 + 200 = 255 cgroups, plus "agent".
+for a in 1 2 3 4 5; do
+  mkdir $CG/t$a
+  echo +memory > $CG/t$a/cgroup.subtree_control
+  for b in 1 2 3 4 5 6 7 8 9 10; do
+    mkdir $CG/t$a/g$b
+    echo +memory > $CG/t$a/g$b/cgroup.subtree_control
+    for c in 1 2 3 4; do mkdir $CG/t$a/g$b/l$c; done
+  done
+done
+mkdir $CG/agent
+
+# Starts a command inside a cgroup (only leaves hold processes).
+run_in() {
+  cg=$1
+  shift
+  sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG/$cg" "$@" &
+}
+
+run_in t1/g1/l1 memcg-vmload wave 48                      # anon growth and shrink
+run_in t1/g1/l2 memcg-vmload files /tmp 24                # tmpfs writes (shmem)
+echo 24M > $CG/t2/g1/l1/memory.max                         # oom_kill, again and again
+run_in t2/g1/l1 sh -c 'while true; do memcg-vmload hog 48; sleep 1; done 2>/dev/null'
+echo 16M > $CG/t3/g1/l1/memory.high                        # over memory.high: throttled
+run_in t3/g1/l1 memcg-vmload hog 32
+
+cat > /tmp/memcg.toml <<TOML
+[collector]
+probe_interval = "1s"
+rescan_interval = "2s"
+[defaults]
+max_age = "6s"
+stats = ["*"]
+TOML
+run_in agent memcg-exporter --root $CG --config /tmp/memcg.toml --web.listen-address 127.0.0.1:9756 >/tmp/exporter.log 2>&1
+
+idle=""
+for b in 1 2 3 4 5 6 7 8 9 10; do for c in 1 2 3 4; do idle="$idle,t5/g$b/l$c"; done; idle="$idle,t5/g$b"; done
+churn=""
+for b in 1 2 3 4 5 6 7 8 9 10; do churn="$churn,t4/g$b/l4"; done
+sh -c 'echo $$ > /sys/fs/cgroup/agent/cgroup.procs && exec "$@"' sh memcg-vmcheck --port 9756 --root $CG \
+  --log /tmp/exporter.log --probe 1 --rescan 2 --cpus 2 \
+  --idle "t5$idle" --busy t1/g1/l1 --oom t2/g1/l1 --high t3/g1/l1 \
+  --freeze t1/g1/l1,t1/g1/l2,t2/g1/l1,t3/g1/l1 --churn "${churn#,}"
+rc=$?
+echo "VMSTAGE1 agent cgroup: $(grep -E '^(anon|anon_thp|kernel) ' $CG/agent/memory.stat | tr '\n' ' ')"
+for p in $(cat $CG/agent/cgroup.procs); do echo "VMSTAGE1 rss $(cat /proc/$p/comm) $(grep -E 'VmRSS|RssAnon|Threads' /proc/$p/status | tr -s ' \t\n' ' ')"; done
+echo "--- exporter log (last lines)"
+tail -n 15 /tmp/exporter.log
+echo "VMSTAGE1 verdict=$rc"
+memcg-vmload exit $rc
+poweroff -f
