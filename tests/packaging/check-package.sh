@@ -22,6 +22,7 @@ for f in ./usr/bin/memcg-exporter ./lib/systemd/system/memcg-exporter.service ./
 done
 check test "$(dpkg-deb --field "$deb" Package)" = memcg-exporter
 check grep -q "libprometheus-cpp-core" <<<"$(dpkg-deb --field "$deb" Depends)"
+check grep -q "procps" <<<"$(dpkg-deb --field "$deb" Depends)"  # kill(1) for ExecReload
 mkdir -p "$work/control"
 dpkg-deb --control "$deb" "$work/control"
 check grep -qx /etc/memcg-exporter/config.toml "$work/control/conffiles"

@@ -1,0 +1,71 @@
+#!/bin/bash
+# Runs inside the stage-2 guest (Debian bookworm, systemd as PID 1) after the
+# memcg-exporter .deb was installed the way a user installs it. Prints CHECK
+# lines and RESULT PASS|FAIL to the serial console, then powers off.
+exec > /dev/ttyS0 2>&1
+set -u
+fail=0
+unit=memcg-exporter.service
+cfg=/etc/memcg-exporter/config.toml
+check() {
+  local desc=$1
+  shift
+  if "$@"; then echo "CHECK $desc ok"; else echo "CHECK $desc FAIL"; fail=1; fi
+}
+metrics() { curl -sf --max-time 10 http://127.0.0.1:9756/metrics; }
+metric() { metrics | awk -v k="$1" '$1 == k {print $2}'; }
+prop() { systemctl show -p "$1" --value "$unit"; }
+wait_for() {  # wait_for SECONDS CMD...
+  local t=$1
+  shift
+  for _ in $(seq $((t * 4))); do "$@" && return 0; sleep 0.25; done
+  return 1
+}
+echo "STAGE2 start uptime=$(cut -d' ' -f1 /proc/uptime) kernel=$(uname -r)"
+
+# Enabled and started by the package's postinst at first boot (multi-user.target).
+check enabled-by-package systemctl is-enabled --quiet "$unit"
+check active-via-notify wait_for 60 systemctl is-active --quiet "$unit"
+check type-notify test "$(prop Type)" = notify
+check status-from-notify sh -c "systemctl show -p StatusText --value $unit | grep -q 'cgroups=[0-9]'"
+pid=$(prop MainPID)
+check runs-unprivileged sh -c "test \"\$(stat -c %u /proc/$pid)\" -ne 0"
+echo "STAGE2 $(prop StatusText) pid=$pid user=$(stat -c %U /proc/$pid)"
+
+check series-for-system-services wait_for 20 sh -c "curl -sf http://127.0.0.1:9756/metrics | grep -q '^memcg_memory_current_bytes{cgroup=\"system.slice/systemd-journald.service\"}'"
+check stat-series sh -c "curl -sf http://127.0.0.1:9756/metrics | grep -q '^memcg_memory_stat_bytes{cgroup=\"system.slice/systemd-journald.service\",stat=\"anon\"}'"
+check promtool-free-sanity sh -c "curl -sf http://127.0.0.1:9756/metrics | grep -q '^memcg_exporter_build_info{'"
+check healthy curl -sf http://127.0.0.1:9756/-/healthy -o /dev/null
+
+# systemctl reload applies a new rule.
+cp "$cfg" /root/config.orig
+printf '\n[[rule]]\nmatch = "system.slice/*.service"\nmax_age = "42s"\n' >> "$cfg"
+check reload-command systemctl reload "$unit"
+check reload-applied wait_for 10 sh -c "curl -sf http://127.0.0.1:9756/metrics | grep -q '^memcg_stat_max_age_seconds{cgroup=\"system.slice/systemd-journald.service\"} 42$'"
+# A broken file on reload: reported, the service stays up on the old config.
+echo 'bogus_key = 1' >> "$cfg"
+systemctl reload "$unit"
+check broken-reload-reported wait_for 10 sh -c "test \"\$(curl -sf http://127.0.0.1:9756/metrics | awk '\$1 == \"memcg_exporter_config_last_reload_successful\" {print \$2}')\" = 0"
+check broken-reload-keeps-running systemctl is-active --quiet "$unit"
+check broken-reload-keeps-old-config sh -c "curl -sf http://127.0.0.1:9756/metrics | grep -q '^memcg_stat_max_age_seconds{cgroup=\"system.slice/systemd-journald.service\"} 42$'"
+check broken-reload-in-journal sh -c "journalctl -u $unit -p err --no-pager -o cat | grep -q 'configuration reload failed.*bogus_key'"
+cp /root/config.orig "$cfg"
+systemctl reload "$unit"
+
+# The watchdog: a stopped loop gets the service restarted.
+restarts=$(prop NRestarts)
+kill -STOP "$pid"
+check watchdog-restarts wait_for 60 sh -c "test \"\$(systemctl show -p NRestarts --value $unit)\" -gt $restarts && systemctl is-active --quiet $unit"
+check watchdog-new-pid sh -c "test \"\$(systemctl show -p MainPID --value $unit)\" != $pid"
+check watchdog-in-journal sh -c "journalctl -u $unit --no-pager -o cat | grep -qi 'watchdog timeout'"
+check serves-after-restart wait_for 20 curl -sf http://127.0.0.1:9756/-/ready -o /dev/null
+
+# A clean stop.
+check stop systemctl stop "$unit"
+check stopped-cleanly sh -c "test \"\$(systemctl show -p ActiveState --value $unit)\" = inactive && test \"\$(systemctl show -p Result --value $unit)\" = success"
+check stop-in-journal sh -c "journalctl -u $unit --no-pager -o cat | grep -q 'shutting down'"
+
+echo "--- journal of $unit"
+journalctl -u "$unit" --no-pager -o short-monotonic | tail -n 25
+echo "RESULT $([ $fail = 0 ] && echo PASS || echo FAIL) uptime=$(cut -d' ' -f1 /proc/uptime)"
+systemctl poweroff --no-block
