@@ -60,6 +60,20 @@ struct WebConfig {
   uint32_t max_connections = 8;              // concurrent requests served; more wait in the queue
 };
 
+struct ContainersConfig {
+  // Where the OCI hook writes container records; "" disables reading them.
+  std::string records_dir = "/run/memcg-exporter/containers";
+};
+
+// Identity labels that can be copied onto every per-cgroup series (they are
+// always on memcg_cgroup_info).
+inline constexpr std::string_view kIdentityLabels[] = {"runtime", "container_id", "container_name", "image", "pod",
+                                                       "namespace", "pod_uid", "qos_class", "unit"};
+
+struct MetricsConfig {
+  std::vector<std::string> identity_labels;  // subset of kIdentityLabels, in this order
+};
+
 // Facts about the host the defaults depend on; injected so tests are exact.
 struct HostFacts {
   uint64_t page_size = 4096;
@@ -77,6 +91,8 @@ class Config {
  public:
   CollectorConfig collector;
   WebConfig web;
+  ContainersConfig containers;
+  MetricsConfig metrics;
   Settings defaults;
   std::vector<Rule> rules;
   std::string source_path;  // file it came from, or "" for built-in defaults

@@ -27,9 +27,22 @@ class Loader {
     }
     Config c = Config::builtin(host_);
     c.source_path = file_;
-    check_keys(root, "", {"collector", "web", "defaults", "rule"});
+    check_keys(root, "", {"collector", "web", "containers", "metrics", "defaults", "rule"});
     if (auto* t = table_at(root, "collector", "collector")) load_collector(*t, c.collector);
     if (auto* t = table_at(root, "web", "web")) load_web(*t, c.web);
+    if (auto* t = table_at(root, "containers", "containers")) {
+      check_keys(*t, "containers", {"records_dir"});
+      if (auto* n = t->get("records_dir")) {
+        auto v = n->as_string();
+        if (!v || (!v->get().empty() && v->get()[0] != '/'))
+          fail(*n, "containers.records_dir", "must be an absolute path, or \"\" to disable");
+        c.containers.records_dir = v->get();
+      }
+    }
+    if (auto* t = table_at(root, "metrics", "metrics")) {
+      check_keys(*t, "metrics", {"identity_labels"});
+      if (auto* n = t->get("identity_labels")) c.metrics.identity_labels = identity_labels(*n, "metrics.identity_labels");
+    }
     if (auto* t = table_at(root, "defaults", "defaults")) load_defaults(*t, c.defaults);
     if (auto* node = root.get("rule")) {
       auto* arr = node->as_array();
@@ -162,6 +175,32 @@ class Loader {
     if (auto* n = t.get("exclude")) c.exclude = globs(*n, "collector.exclude");
   }
 
+  std::vector<std::string> identity_labels(const toml::node& n, const std::string& key) const {
+    auto arr = n.as_array();
+    if (!arr) fail(n, key, "must be an array of identity label names");
+    std::vector<std::string> wanted;
+    for (size_t i = 0; i < arr->size(); ++i) {
+      const auto& el = (*arr)[i];
+      auto s = el.as_string();
+      bool known = false;
+      for (auto l : kIdentityLabels) known = known || (s && s->get() == l);
+      if (!known) {
+        std::string list;
+        for (auto l : kIdentityLabels) list += (list.empty() ? "" : ", ") + std::string(l);
+        fail(el, key + "[" + std::to_string(i + 1) + "]", "not an identity label (one of: " + list + ")");
+      }
+      wanted.push_back(s->get());
+    }
+    std::vector<std::string> ordered;  // table order, no duplicates
+    for (auto l : kIdentityLabels)
+      for (const auto& w : wanted)
+        if (w == l) {
+          ordered.emplace_back(l);
+          break;
+        }
+    return ordered;
+  }
+
   void load_web(const toml::table& t, WebConfig& w) const {
     check_keys(t, "web", {"listen", "refresh_api", "max_connections"});
     if (auto* n = t.get("listen")) {
@@ -252,6 +291,11 @@ std::string describe(const Config& c) {
   o << "web: listen=";
   for (size_t i = 0; i < c.web.listen.size(); ++i) o << (i ? "," : "") << c.web.listen[i];
   o << " refresh_api=" << (c.web.refresh_api ? "on" : "off") << " max_connections=" << c.web.max_connections << "\n";
+  o << "containers: records_dir=" << (c.containers.records_dir.empty() ? "(off)" : c.containers.records_dir) << "\n";
+  o << "metrics: identity_labels=";
+  for (size_t i = 0; i < c.metrics.identity_labels.size(); ++i) o << (i ? "," : "") << c.metrics.identity_labels[i];
+  if (c.metrics.identity_labels.empty()) o << "(none; join memcg_cgroup_info on cgroup)";
+  o << "\n";
   for (const auto& s : c.resolved())
     o << s->source << ": threshold=" << format_size(s->threshold) << " max_age=" << format_duration(s->max_age)
       << " stats=" << describe_stats(s->stats) << "\n";

@@ -183,7 +183,8 @@ HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend) : hand
     const auto t0 = std::chrono::steady_clock::now();
     auto snap = b->snapshot();
     const ProcessStats proc = read_process_stats();
-    const ScrapeContext ctx{*snap, b->now(), b->status(), proc, MEMCG_VERSION, MEMCG_REVISION};
+    const auto cfg = b->config();
+    const ScrapeContext ctx{*snap, b->now(), b->status(), proc, MEMCG_VERSION, MEMCG_REVISION, cfg->metrics.identity_labels};
     std::ostringstream os;
     prometheus::TextSerializer().Serialize(os, SnapshotCollectable(ctx).Collect());
     respond_maybe_gzip(c, kTextFormat, os.str());

@@ -45,6 +45,15 @@ void per_file(const std::array<uint64_t, kFileKindCount>& counts, Sink& s) {
 
 // clang-format off
 const MetricDef kTable[] = {
+  // --- identity ------------------------------------------------------------
+  {"memcg_cgroup_info", MetricType::Gauge, "runtime, container_id, container_name, image, pod, namespace, pod_uid, qos_class, unit",
+   "Always 1; labels say what the cgroup is: from its path (runtime, ids, pod UID, QoS class, systemd unit) and from OCI hook records (names, image, pod, namespace). Join with * on(cgroup) group_left(...).",
+   [](const CV& c, const Ctx& x, Sink& s) {
+     const auto v = [&](std::string_view l) { return identity_value(x.snap, *c.id, l); };
+     s.add(1, {{"runtime", v("runtime")}, {"container_id", v("container_id")}, {"container_name", v("container_name")},
+               {"image", v("image")}, {"pod", v("pod")}, {"namespace", v("namespace")}, {"pod_uid", v("pod_uid")},
+               {"qos_class", v("qos_class")}, {"unit", v("unit")}});
+   }},
   // --- values -----------------------------------------------------------
   {"memcg_memory_current_bytes", MetricType::Gauge, "",
    "Memory charged to the cgroup and its descendants (memory.current), read every probe.",
@@ -214,10 +223,28 @@ std::string_view type_name(MetricType t) {
 
 }  // namespace
 
+std::string_view identity_value(const Snapshot& snap, const CgroupId& id, std::string_view label) {
+  const runtime::Identity& i = id.identity;
+  if (label == "runtime") return i.runtime;
+  if (label == "container_id") return i.container_id;
+  if (label == "qos_class") return i.qos_class;
+  if (label == "unit") return i.unit;
+  const runtime::ContainerRecord* r = snap.record_for(id);
+  if (label == "pod_uid") return !i.pod_uid.empty() || !r ? std::string_view(i.pod_uid) : std::string_view(r->pod_uid);
+  if (!r) return {};
+  if (label == "container_name") return r->name;
+  if (label == "image") return r->image;
+  if (label == "pod") return r->pod;
+  if (label == "namespace") return r->namespace_;
+  return {};
+}
+
 prometheus::ClientMetric& SampleSink::next(std::initializer_list<std::pair<std::string_view, std::string_view>> labels) {
   auto& m = family_.metric.emplace_back();
-  m.label.reserve(labels.size() + (cgroup_ ? 1 : 0));
+  m.label.reserve(labels.size() + (cgroup_ ? 1 : 0) + (extra_ ? extra_->size() : 0));
   if (cgroup_) m.label.push_back({"cgroup", *cgroup_});
+  if (extra_)
+    for (const auto& [k, v] : *extra_) m.label.push_back({std::string(k), std::string(v)});
   for (const auto& [k, v] : labels) m.label.push_back({std::string(k), std::string(v)});
   return m;
 }
@@ -242,8 +269,16 @@ std::vector<prometheus::MetricFamily> collect_families(const ScrapeContext& ctx)
     prometheus::MetricFamily f{std::string(def.name), std::string(def.help), def.type, {}};
     if (def.per_cgroup) {
       f.metric.reserve(ctx.snap.cgroups.size());
+      // The info metric carries the identity itself; other series get the
+      // configured identity labels (empty values are left out, as Prometheus would).
+      const bool extra = !ctx.identity_labels.empty() && def.name != "memcg_cgroup_info";
+      SampleSink::Labels labels;
       for (const auto& c : ctx.snap.cgroups) {
-        SampleSink sink(f, &c.id->path);
+        labels.clear();
+        if (extra)
+          for (const auto& l : ctx.identity_labels)
+            if (auto v = identity_value(ctx.snap, *c.id, l); !v.empty()) labels.emplace_back(l, v);
+        SampleSink sink(f, &c.id->path, extra ? &labels : nullptr);
         def.per_cgroup(c, ctx, sink);
       }
     } else {

@@ -35,12 +35,19 @@ struct ScrapeContext {
   const DaemonStatus& status;
   const ProcessStats& process;
   std::string_view version, revision;
+  std::span<const std::string> identity_labels = {};  // copied onto every per-cgroup series
 };
+
+// The value of identity label `label` (see config::kIdentityLabels) for a cgroup:
+// from its path, or from the OCI hook record of its container.
+std::string_view identity_value(const Snapshot& snap, const CgroupId& id, std::string_view label);
 
 // Appends samples to one family. Per-cgroup getters get the cgroup label added.
 class SampleSink {
  public:
-  SampleSink(prometheus::MetricFamily& family, const std::string* cgroup) : family_(family), cgroup_(cgroup) {}
+  using Labels = std::vector<std::pair<std::string_view, std::string_view>>;
+  SampleSink(prometheus::MetricFamily& family, const std::string* cgroup, const Labels* extra = nullptr)
+      : family_(family), cgroup_(cgroup), extra_(extra) {}
   void add(double value, std::initializer_list<std::pair<std::string_view, std::string_view>> labels = {});
   void add_histogram(const prometheus::ClientMetric::Histogram& h);
 
@@ -48,6 +55,7 @@ class SampleSink {
   prometheus::ClientMetric& next(std::initializer_list<std::pair<std::string_view, std::string_view>> labels);
   prometheus::MetricFamily& family_;
   const std::string* cgroup_;
+  const Labels* extra_;
 };
 
 struct MetricDef {

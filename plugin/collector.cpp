@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "plugin/cache/rates.h"
 #include "plugin/cgroupfs/walk.h"
@@ -59,8 +60,25 @@ Collector::Collector(std::string root, config::Config config, Clock& clock, cgro
 Collector::~Collector() = default;
 
 void Collector::set_config(config::Config config) {
+  if (config.containers.records_dir != config_.containers.records_dir) records_.reset();
   config_ = std::move(config);
   need_rescan_ = true;
+}
+
+void Collector::refresh_records(bool rescanned, TimePoint now, PassReport& report) {
+  if (config_.containers.records_dir.empty()) return;
+  if (!records_) records_ = std::make_unique<runtime::RecordStore>(config_.containers.records_dir);
+  std::vector<IoError> errors;
+  records_->refresh(rescanned, errors);
+  for (auto& e : errors)
+    if (report.errors.size() < PassReport::kMaxErrors) report.errors.push_back(std::move(e));
+  if (!rescanned) return;
+  // A record is created at createRuntime, before its cgroup may be seen; only
+  // records missing for two rescans (at least 30 s) are dropped.
+  std::unordered_set<std::string> live;
+  for (const auto& e : entries_)
+    if (!e.id->identity.container_id.empty()) live.insert(e.id->identity.container_id);
+  records_->expire(live, now, std::max<Duration>(2 * config_.collector.rescan_interval, std::chrono::seconds(30)));
 }
 
 void Collector::request_refresh(config::Glob glob) {
@@ -102,7 +120,8 @@ void Collector::rescan(PassReport& report) {
       ++kept;
     } else {
       Entry e;
-      e.id = std::make_shared<const CgroupId>(CgroupId{std::move(f.path), f.inode, f.depth});
+      auto identity = runtime::identify(f.path);
+      e.id = std::make_shared<const CgroupId>(CgroupId{std::move(f.path), f.inode, f.depth, std::move(identity)});
       e.dir = std::move(f.dir);
       int err = 0;
       e.stat = cgroupfs::open_at(e.dir.get(), "memory.stat", err);
@@ -265,6 +284,7 @@ PassReport Collector::run_pass() {
     need_rescan_ = false;
     last_rescan_ = now;
   }
+  refresh_records(report.rescanned, now, report);
   {
     std::vector<config::Glob> refresh;
     {
@@ -344,6 +364,7 @@ void Collector::publish(TimePoint started) {
   snap->pass_duration = clock_.now() - started;
   pass_hist_.observe(to_seconds(snap->pass_duration));
   snap->pass_seconds = pass_hist_;
+  if (records_) snap->records = records_->records();
   latest_.store(std::move(snap), std::memory_order_release);
 }
 

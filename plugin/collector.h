@@ -16,6 +16,7 @@
 #include "plugin/cgroupfs/kept_file.h"
 #include "plugin/clock.h"
 #include "plugin/error.h"
+#include "plugin/runtime/record_store.h"
 #include "plugin/snapshot.h"
 
 namespace memcg {
@@ -64,6 +65,7 @@ class Collector {
   void read_stat(Entry& e, cache::ReadReason reason, PassReport& report);
   void record_error(FileKind file, const Entry& e, int err, PassReport& report);
   void publish(TimePoint started);
+  void refresh_records(bool rescanned, TimePoint now, PassReport& report);
 
   std::string root_;
   config::Config config_;
@@ -97,6 +99,8 @@ class Collector {
 
   std::mutex refresh_mu_;
   std::vector<config::Glob> refresh_;  // guarded by refresh_mu_
+
+  std::unique_ptr<runtime::RecordStore> records_;  // null when containers.records_dir is ""
 
   std::atomic<std::shared_ptr<const Snapshot>> latest_;
 };

@@ -20,6 +20,8 @@
 #include "plugin/parse/psi.h"
 #include "plugin/parse/single_value.h"
 #include "plugin/parse/stat_keys.h"
+#include "plugin/runtime/identity.h"
+#include "plugin/runtime/record_store.h"
 
 namespace memcg {
 
@@ -35,6 +37,7 @@ struct CgroupId {
   std::string path;  // relative to the cgroup2 root; "/" for the root
   uint64_t inode = 0;
   int depth = 0;
+  runtime::Identity identity;  // from the path, at discovery
 };
 
 // One memory.stat read and the files read with it (limits and peak change
@@ -90,6 +93,16 @@ struct Snapshot {
   uint64_t skips = 0;
   ReadHistogram stat_read_seconds;
   PassHistogram pass_seconds;
+  // OCI hook records by container id (container name, image, pod, namespace);
+  // null when records are off.
+  std::shared_ptr<const runtime::RecordMap> records;
+
+  // The hook record for a cgroup's container, if any.
+  const runtime::ContainerRecord* record_for(const CgroupId& id) const {
+    if (!records || id.identity.container_id.empty()) return nullptr;
+    auto it = records->find(id.identity.container_id);
+    return it == records->end() ? nullptr : &it->second;
+  }
 };
 
 }  // namespace memcg

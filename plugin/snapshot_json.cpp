@@ -45,12 +45,25 @@ void stat_values(JsonWriter& w, const StatRecord& rec, const config::StatFilter&
   w.end_object();
 }
 
-void cgroup(JsonWriter& w, const CgroupView& c, TimePoint now) {
+void identity(JsonWriter& w, const Snapshot& snap, const CgroupId& id) {
+  const runtime::Identity& i = id.identity;
+  const runtime::ContainerRecord* r = snap.record_for(id);
+  w.key("identity").begin_object();
+  w.key("runtime").value(i.runtime).key("container_id").value(i.container_id);
+  w.key("pod_uid").value(!i.pod_uid.empty() || !r ? i.pod_uid : r->pod_uid);
+  w.key("qos_class").value(i.qos_class).key("unit").value(i.unit);
+  w.key("container_name").value(r ? r->name : "").key("image").value(r ? r->image : "");
+  w.key("pod").value(r ? r->pod : "").key("namespace").value(r ? r->namespace_ : "");
+  w.end_object();
+}
+
+void cgroup(JsonWriter& w, const Snapshot& snap, const CgroupView& c, TimePoint now) {
   w.begin_object();
   w.key("path").value(c.id->path);
   w.key("inode").value(c.id->inode);
   w.key("depth").value(c.id->depth);
   w.key("rule").value(c.settings->source);
+  identity(w, snap, *c.id);
 
   const ProbeValues& p = c.probe;
   w.key("memory").begin_object();
@@ -150,7 +163,7 @@ void render_snapshot_json(const Snapshot& snap, TimePoint now, std::string& out,
   w.key("parse_errors");
   per_file(w, snap.parse_errors);
   w.key("cgroups").begin_array();
-  for (const auto& c : snap.cgroups) cgroup(w, c, now);
+  for (const auto& c : snap.cgroups) cgroup(w, snap, c, now);
   w.end_array();
   w.end_object();
   if (pretty) out.push_back('\n');

@@ -17,7 +17,10 @@ echo "package: $(basename "$deb")"
 contents=$(dpkg-deb --contents "$deb" | awk '{print $6}')
 for f in ./usr/bin/memcg-exporter ./lib/systemd/system/memcg-exporter.service ./etc/memcg-exporter/config.toml \
          ./usr/share/man/man1/memcg-exporter.1.gz ./usr/share/doc/memcg-exporter/copyright \
-         ./usr/share/doc/memcg-exporter/changelog.gz ./usr/share/doc/memcg-exporter/config.example.toml; do
+         ./usr/share/doc/memcg-exporter/changelog.gz ./usr/share/doc/memcg-exporter/config.example.toml \
+         ./usr/libexec/memcg-exporter/memcg-exporter-oci-hook \
+         ./usr/share/containers/oci/hooks.d/memcg-exporter-create.json \
+         ./usr/share/containers/oci/hooks.d/memcg-exporter-poststop.json; do
   check grep -qxF "$f" <<<"$contents"
 done
 check test "$(dpkg-deb --field "$deb" Package)" = memcg-exporter
@@ -49,6 +52,12 @@ score=$(systemd-analyze security --offline=true --root="$root" --threshold=20 me
   && sec_rc=0 || sec_rc=$?
 echo "$score"
 check test "$sec_rc" = 0
+
+# The hooks.d files are JSON naming the installed hook.
+for h in create poststop; do
+  check python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['hook']['path']=='/usr/libexec/memcg-exporter/memcg-exporter-oci-hook' and d['version']=='1.0.0'" \
+    "$root/usr/share/containers/oci/hooks.d/memcg-exporter-$h.json"
+done
 
 # The config the package ships must load.
 check "$root/usr/bin/memcg-exporter" --config "$root/etc/memcg-exporter/config.toml" --check-config >/dev/null

@@ -355,11 +355,20 @@ TEST_F(CollectorTest, ConcurrentReadersNeverCauseReads) {
         loads.fetch_add(1);
       }
     });
+  // Interleave for real: every reader has loaded before the first pass, and
+  // readers load again after each pass (bounded waits; no timing assertions).
+  auto wait_loads = [&](uint64_t at_least) {
+    for (int spin = 0; spin < 200000 && loads.load() < at_least; ++spin) std::this_thread::yield();
+  };
+  wait_loads(4);
   uint64_t total_reads = 0;
-  for (int i = 0; i < 50; ++i) total_reads += pass(*c).reads;
+  for (int i = 0; i < 50; ++i) {
+    total_reads += pass(*c).reads;
+    wait_loads(loads.load() + 1);
+  }
   stop = true;
   for (auto& t : readers) t.join();
-  EXPECT_GT(loads.load(), 0u);
+  EXPECT_GE(loads.load(), 4u + 50u);
   // Passes at t = 1..50 s; reads at 1 (initial), then every 9 s: 10, 19, 28, 37, 46.
   EXPECT_EQ(total_reads, 5u + 5u * 5u) << "initial reads plus max_age refreshes only";
 }

@@ -86,10 +86,10 @@ TEST(Metrics, GoldenExposition) {
 TEST(Metrics, NeverReadCgroupHasNoAgeAndUnlimitedIsInf) {
   Snapshot snap;
   auto settings = std::make_shared<config::Settings>();
-  snap.cgroups.push_back(CgroupView{std::make_shared<CgroupId>(CgroupId{"x", 1, 1}), settings, {}, nullptr});
+  snap.cgroups.push_back(CgroupView{std::make_shared<CgroupId>(CgroupId{"x", 1, 1, {}}), settings, {}, nullptr});
   auto rec = std::make_shared<StatRecord>();
   rec->limits[lim_max] = parse::SingleValue{0, true};
-  snap.cgroups.push_back(CgroupView{std::make_shared<CgroupId>(CgroupId{"y", 2, 1}), settings, {}, rec});
+  snap.cgroups.push_back(CgroupView{std::make_shared<CgroupId>(CgroupId{"y", 2, 1, {}}), settings, {}, rec});
   DaemonStatus status;
   ProcessStats proc;
   const ScrapeContext ctx{snap, TimePoint{} + 1h, status, proc, "v", "r"};

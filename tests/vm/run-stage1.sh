@@ -18,6 +18,7 @@ mkdir -p "$ir"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,etc}
 cp /bin/busybox "$ir/bin/"
 ln -s busybox "$ir/bin/sh"
 vm_copy_with_libs "$build/exporter/memcg-exporter" "$ir" bin
+vm_copy_with_libs "$build/exporter/memcg-exporter-oci-hook" "$ir" bin
 install -m755 "$build/tests/memcg-vmload" "$build/tests/memcg-vmcheck" "$ir/bin/"
 install -m755 "$here/stage1-init.sh" "$ir/init"
 (cd "$ir" && find . | busybox cpio -o -H newc 2>/dev/null) | gzip -1 > "$work/initramfs.gz"

@@ -25,6 +25,18 @@ for a in 1 2 3 4 5; do
 done
 mkdir $CG/agent
 
+# A Kubernetes pod with a containerd container, named the way the kubelet's
+# systemd driver names it, and the OCI hook run the way a runtime runs it.
+KID=4f1a7d2c9b8e3f6a5d4c3b2a1908f7e6d5c4b3a29180f7e6d5c4b3a291807f6e
+KPOD=kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0d3c6a1e_5b7f_4c2d_9e8f_a1b2c3d4e5f6.slice
+KCG=$KPOD/cri-containerd-$KID.scope
+mkdir -p $CG/$KCG
+for d in kubepods.slice kubepods.slice/kubepods-burstable.slice $KPOD; do echo +memory > $CG/$d/cgroup.subtree_control; done
+mkdir -p /tmp/bundle /tmp/records
+echo '{"ociVersion":"1.0.2","annotations":{"io.kubernetes.container.name":"web","io.kubernetes.pod.name":"web-0","io.kubernetes.pod.namespace":"shop","io.kubernetes.cri.image-name":"nginx:1.25"}}' > /tmp/bundle/config.json
+STATE='{"ociVersion":"1.0.2","id":"'$KID'","status":"creating","pid":1,"bundle":"/tmp/bundle"}'
+echo "$STATE" | memcg-exporter-oci-hook createRuntime /tmp/records
+
 # Starts a command inside a cgroup (only leaves hold processes).
 run_in() {
   cg=$1
@@ -46,6 +58,8 @@ rescan_interval = "2s"
 [defaults]
 max_age = "6s"
 stats = ["*"]
+[containers]
+records_dir = "/tmp/records"
 TOML
 run_in agent memcg-exporter --root $CG --config /tmp/memcg.toml --web.listen-address 127.0.0.1:9756 >/tmp/exporter.log 2>&1
 
@@ -58,6 +72,23 @@ sh -c 'echo $$ > /sys/fs/cgroup/agent/cgroup.procs && exec "$@"' sh memcg-vmchec
   --idle "t5$idle" --busy t1/g1/l1 --oom t2/g1/l1 --high t3/g1/l1 \
   --freeze t1/g1/l1,t1/g1/l2,t2/g1/l1,t3/g1/l1 --churn "${churn#,}"
 rc=$?
+info() { wget -qO- http://127.0.0.1:9756/metrics | grep "^memcg_cgroup_info{cgroup=\"$KCG\""; }
+i=$(info)
+if echo "$i" | grep -q 'runtime="containerd"' && echo "$i" | grep -q "container_id=\"$KID\"" &&
+   echo "$i" | grep -q 'container_name="web"' && echo "$i" | grep -q 'namespace="shop"' &&
+   echo "$i" | grep -q 'pod="web-0"' && echo "$i" | grep -q 'qos_class="burstable"' &&
+   echo "$i" | grep -q 'pod_uid="0d3c6a1e-5b7f-4c2d-9e8f-a1b2c3d4e5f6"'; then
+  echo "CHECK container-info ok"
+else
+  echo "CHECK container-info FAIL $i"; rc=1
+fi
+echo "$STATE" | memcg-exporter-oci-hook poststop /tmp/records
+sleep 2
+if info | grep -q 'container_name=""' && [ ! -e /tmp/records/$KID.json ]; then
+  echo "CHECK container-record-removed ok"
+else
+  echo "CHECK container-record-removed FAIL $(info)"; rc=1
+fi
 echo "VMSTAGE1 agent cgroup: $(grep -E '^(anon|anon_thp|kernel) ' $CG/agent/memory.stat | tr '\n' ' ')"
 for p in $(cat $CG/agent/cgroup.procs); do echo "VMSTAGE1 rss $(cat /proc/$p/comm) $(grep -E 'VmRSS|RssAnon|Threads' /proc/$p/status | tr -s ' \t\n' ' ')"; done
 echo "--- exporter log (last lines)"

@@ -1,0 +1,25 @@
+// systemd-nspawn: "machine.slice/machine-<escaped name>.scope" (registered with
+// systemd-machined; libvirt guests share this layout) and
+// "machine.slice/systemd-nspawn@<name>.service/payload". The machine name is
+// the container id.
+#include "plugin/runtime/recognizers.h"
+
+namespace memcg::runtime {
+
+bool recognize_nspawn(const PathView& p, Identity& id) {
+  const std::string_view leaf = p.leaf(), parent = p.parent();
+  std::string_view name;
+  if (parent == "machine.slice" && leaf.starts_with("machine-") && leaf.ends_with(".scope") && leaf.size() > 14) {
+    name = leaf.substr(8, leaf.size() - 14);
+  } else if (leaf == "payload" && parent.starts_with("systemd-nspawn@") && parent.ends_with(".service") &&
+             parent.size() > 23) {
+    name = parent.substr(15, parent.size() - 23);
+  } else {
+    return false;
+  }
+  id.runtime = "systemd-nspawn";
+  id.container_id = unescape_unit(name);
+  return true;
+}
+
+}  // namespace memcg::runtime

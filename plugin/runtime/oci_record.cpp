@@ -1,0 +1,234 @@
+#include "plugin/runtime/oci_record.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "plugin/json_writer.h"
+#include "plugin/runtime/identity.h"
+
+namespace memcg::runtime {
+namespace {
+
+using json = nlohmann::json;
+
+// Annotation keys, most specific first. Kubernetes (kubelet via CRI-O and
+// containerd), containerd's CRI plugin, CRI-O's own, and the OCI image spec.
+constexpr const char* kNameKeys[] = {"io.kubernetes.container.name", "io.kubernetes.cri.container-name",
+                                     "io.kubernetes.cri-o.ContainerName", "nerdctl/name"};
+constexpr const char* kImageKeys[] = {"io.kubernetes.cri.image-name", "io.kubernetes.cri-o.ImageName",
+                                      "org.opencontainers.image.ref.name"};
+constexpr const char* kPodKeys[] = {"io.kubernetes.pod.name", "io.kubernetes.cri.sandbox-name"};
+constexpr const char* kNamespaceKeys[] = {"io.kubernetes.pod.namespace", "io.kubernetes.cri.sandbox-namespace"};
+constexpr const char* kPodUidKeys[] = {"io.kubernetes.pod.uid", "io.kubernetes.cri.sandbox-uid"};
+
+// Rejects documents nested deeper than kMaxJsonDepth before parsing them, so
+// no parser recursion or destruction depth depends on the input.
+bool depth_ok(std::string_view s) {
+  int depth = 0;
+  bool in_string = false, escape = false;
+  for (char c : s) {
+    if (in_string) {
+      if (escape) escape = false;
+      else if (c == '\\') escape = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if ((c == '{' || c == '[') && ++depth > kMaxJsonDepth) return false;
+    else if (c == '}' || c == ']') --depth;
+  }
+  return true;
+}
+
+std::optional<json> parse_bounded(std::string_view s, size_t max, const char* what, std::string& error) {
+  if (s.size() > max) {
+    error = std::string(what) + " larger than " + std::to_string(max) + " bytes";
+    return std::nullopt;
+  }
+  if (!depth_ok(s)) {
+    error = std::string(what) + " nested deeper than " + std::to_string(kMaxJsonDepth);
+    return std::nullopt;
+  }
+  json j = json::parse(s.begin(), s.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    error = std::string(what) + " is not a JSON object";
+    return std::nullopt;
+  }
+  return j;
+}
+
+// A printable value, cut to kMaxValueBytes; control characters dropped.
+std::string clean(std::string_view v) {
+  std::string out;
+  for (char c : v.substr(0, kMaxValueBytes))
+    if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) out.push_back(c);
+  return out;
+}
+
+template <size_t N>
+void take(const json& ann, const char* const (&keys)[N], std::string& out) {
+  if (!out.empty()) return;
+  for (const char* k : keys) {
+    auto it = ann.find(k);
+    if (it != ann.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
+      out = clean(it->get_ref<const std::string&>());
+      return;
+    }
+  }
+}
+
+void from_annotations(const json& doc, ContainerRecord& r) {
+  auto it = doc.find("annotations");
+  if (it == doc.end() || !it->is_object()) return;
+  take(*it, kNameKeys, r.name);
+  take(*it, kImageKeys, r.image);
+  take(*it, kPodKeys, r.pod);
+  take(*it, kNamespaceKeys, r.namespace_);
+  std::string uid;
+  take(*it, kPodUidKeys, uid);
+  if (r.pod_uid.empty()) r.pod_uid = canonical_uuid(uid);
+}
+
+std::string str(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string errno_text(const char* what, const std::string& path) {
+  return std::string(what) + " " + path + ": " + std::strerror(errno);
+}
+
+// Reads a regular file (no symlink) of at most `max` bytes.
+bool read_small_file(const std::string& path, size_t max, std::string& out, std::string& error) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    error = errno_text("open", path);
+    return false;
+  }
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) > max) {
+    error = path + ": not a regular file of at most " + std::to_string(max) + " bytes";
+    ::close(fd);
+    return false;
+  }
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  while (got < out.size()) {
+    const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  out.resize(got);
+  ::close(fd);
+  return true;
+}
+
+}  // namespace
+
+bool valid_container_id(std::string_view id) noexcept {
+  if (id.empty() || id.size() > 128 || id.front() == '.') return false;
+  for (char c : id)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
+      return false;
+  return true;
+}
+
+std::optional<OciState> parse_oci_state(std::string_view s, std::string& error) {
+  auto j = parse_bounded(s, kMaxStateBytes, "OCI state", error);
+  if (!j) return std::nullopt;
+  OciState st;
+  st.id = str(*j, "id");
+  st.bundle = str(*j, "bundle");
+  st.status = str(*j, "status");
+  if (auto it = j->find("pid"); it != j->end() && it->is_number_integer()) st.pid = it->get<int64_t>();
+  if (!valid_container_id(st.id)) {
+    error = "OCI state has no usable container id";
+    return std::nullopt;
+  }
+  st.annotations.id = st.id;
+  from_annotations(*j, st.annotations);
+  return st;
+}
+
+std::optional<ContainerRecord> record_from_config(const OciState& state, std::string_view config_json, std::string& error) {
+  auto j = parse_bounded(config_json, kMaxConfigBytes, "config.json", error);
+  if (!j) return std::nullopt;
+  ContainerRecord r = state.annotations;
+  from_annotations(*j, r);
+  if (auto linux_it = j->find("linux"); linux_it != j->end() && linux_it->is_object())
+    r.cgroups_path = clean(str(*linux_it, "cgroupsPath"));
+  return r;
+}
+
+std::string render_record(const ContainerRecord& r) {
+  std::string out;
+  JsonWriter w(out, false);
+  w.begin_object();
+  w.key("id").value(r.id).key("name").value(r.name).key("image").value(r.image).key("pod").value(r.pod);
+  w.key("namespace").value(r.namespace_).key("pod_uid").value(r.pod_uid).key("cgroups_path").value(r.cgroups_path);
+  w.end_object();
+  out.push_back('\n');
+  return out;
+}
+
+std::optional<ContainerRecord> parse_record(std::string_view s, std::string& error) {
+  auto j = parse_bounded(s, kMaxRecordBytes, "record", error);
+  if (!j) return std::nullopt;
+  ContainerRecord r{clean(str(*j, "id")), clean(str(*j, "name")), clean(str(*j, "image")), clean(str(*j, "pod")),
+                    clean(str(*j, "namespace")), canonical_uuid(str(*j, "pod_uid")), clean(str(*j, "cgroups_path"))};
+  if (!valid_container_id(r.id)) {
+    error = "record has no usable container id";
+    return std::nullopt;
+  }
+  return r;
+}
+
+std::string run_hook(std::string_view stage, std::string_view state_json, const std::string& dir) {
+  std::string error;
+  auto state = parse_oci_state(state_json, error);
+  if (!state) return "ignored: " + error;
+  const std::string path = dir + "/" + state->id + ".json";
+  if (stage == "poststop") {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return errno_text("unlink", path);
+    return {};
+  }
+  if (stage != "createRuntime" && stage != "prestart" && stage != "createContainer")
+    return "ignored: unknown hook stage \"" + clean(stage) + "\"";
+  std::string config;
+  if (state->bundle.empty() || state->bundle.front() != '/') return "ignored: OCI state has no absolute bundle path";
+  if (!read_small_file(state->bundle + "/config.json", kMaxConfigBytes, config, error)) return "ignored: " + error;
+  auto record = record_from_config(*state, config, error);
+  if (!record) return "ignored: " + error;
+
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return errno_text("mkdir", dir);
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (dfd < 0) return errno_text("open", dir);
+  const std::string tmp = "." + state->id + ".json." + std::to_string(::getpid());
+  const std::string body = render_record(*record);
+  std::string result;
+  const int fd = ::openat(dfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) {
+    result = errno_text("create", dir + "/" + tmp);
+  } else {
+    const bool written = ::write(fd, body.data(), body.size()) == static_cast<ssize_t>(body.size());
+    const int werr = errno;
+    ::close(fd);
+    if (!written) {
+      errno = werr != 0 ? werr : EIO;
+      result = errno_text("write", dir + "/" + tmp);
+      ::unlinkat(dfd, tmp.c_str(), 0);
+    } else if (::renameat(dfd, tmp.c_str(), dfd, (state->id + ".json").c_str()) != 0) {
+      result = errno_text("rename", path);
+      ::unlinkat(dfd, tmp.c_str(), 0);
+    }
+  }
+  ::close(dfd);
+  return result;
+}
+
+}  // namespace memcg::runtime

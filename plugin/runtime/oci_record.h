@@ -1,0 +1,51 @@
+// Container metadata from OCI runtime hooks. The hook (run by podman/CRI-O at
+// createRuntime and poststop) turns the OCI state on stdin plus the bundle's
+// config.json into a small record file; the daemon reads those records to name
+// the containers it finds by cgroup path. Everything here treats its input as
+// hostile: sizes and nesting are bounded, ids cannot leave the records dir.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace memcg::runtime {
+
+inline constexpr size_t kMaxStateBytes = 64 * 1024;        // OCI state on stdin
+inline constexpr size_t kMaxConfigBytes = 4 * 1024 * 1024;  // <bundle>/config.json
+inline constexpr size_t kMaxRecordBytes = 16 * 1024;        // a record file
+inline constexpr size_t kMaxValueBytes = 253;               // longest kept annotation value (a DNS name)
+inline constexpr int kMaxJsonDepth = 32;
+
+struct ContainerRecord {
+  std::string id, name, image, pod, namespace_, pod_uid, cgroups_path;
+  bool operator==(const ContainerRecord&) const = default;
+};
+
+// The parts of the OCI state (runtime-spec "State") the hook uses.
+struct OciState {
+  std::string id, bundle, status;
+  int64_t pid = 0;
+  ContainerRecord annotations;  // what the state's annotations already tell
+};
+
+// A container id usable as a file name: 1-128 of [A-Za-z0-9_.-], not "." or
+// "..", not starting with '.'. Anything else (a '/', "..", NUL) is rejected.
+bool valid_container_id(std::string_view id) noexcept;
+
+// Parse errors come back as nullopt with `error` set; never an exception.
+std::optional<OciState> parse_oci_state(std::string_view json, std::string& error);
+// Fills name, image, pod, namespace, pod_uid and cgroups_path from config.json,
+// keeping what `state` already had from its annotations.
+std::optional<ContainerRecord> record_from_config(const OciState& state, std::string_view config_json, std::string& error);
+
+std::string render_record(const ContainerRecord& r);
+std::optional<ContainerRecord> parse_record(std::string_view json, std::string& error);
+
+// The hook itself: `stage` is "createRuntime" (write <dir>/<id>.json atomically:
+// temp file + rename, no symlinks followed) or "poststop" (remove it).
+// Returns what to log; the hook always exits 0 so it never fails a container.
+std::string run_hook(std::string_view stage, std::string_view state_json, const std::string& records_dir);
+
+}  // namespace memcg::runtime

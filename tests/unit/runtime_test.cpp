@@ -1,0 +1,273 @@
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "plugin/runtime/identity.h"
+#include "plugin/runtime/oci_record.h"
+#include "plugin/runtime/record_store.h"
+
+namespace memcg::runtime {
+
+void PrintTo(const Identity& i, std::ostream* os) {
+  *os << "{runtime=" << i.runtime << " id=" << i.container_id << " pod_uid=" << i.pod_uid << " qos=" << i.qos_class
+      << " unit=" << i.unit << "}";
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const std::string kId = "4f1a7d2c9b8e3f6a5d4c3b2a1908f7e6d5c4b3a29180f7e6d5c4b3a291807f6e";
+const std::string kUid = "0d3c6a1e-5b7f-4c2d-9e8f-a1b2c3d4e5f6";
+const std::string kUidU = "0d3c6a1e_5b7f_4c2d_9e8f_a1b2c3d4e5f6";
+
+struct Case {
+  std::string path;
+  Identity want;
+};
+
+TEST(Identify, EveryLayout) {
+  const Case cases[] = {
+      // Docker, systemd and cgroupfs drivers.
+      {"system.slice/docker-" + kId + ".scope", {"docker", kId, "", "", "docker-" + kId + ".scope"}},
+      {"docker/" + kId, {"docker", kId, "", "", ""}},
+      // Kubernetes + containerd, systemd driver, each QoS class.
+      {"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + kUidU + ".slice/cri-containerd-" + kId + ".scope",
+       {"containerd", kId, kUid, "burstable", "cri-containerd-" + kId + ".scope"}},
+      {"kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" + kUidU + ".slice/cri-containerd-" + kId + ".scope",
+       {"containerd", kId, kUid, "besteffort", "cri-containerd-" + kId + ".scope"}},
+      {"kubepods.slice/kubepods-pod" + kUidU + ".slice/cri-containerd-" + kId + ".scope",
+       {"containerd", kId, kUid, "guaranteed", "cri-containerd-" + kId + ".scope"}},
+      // A systemd-style cgroupsPath applied without systemd.
+      {"kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" + kUidU + ".slice:cri-containerd:" + kId,
+       {"containerd", kId, kUid, "besteffort", ""}},
+      // Kubernetes, cgroupfs driver.
+      {"kubepods/burstable/pod" + kUid + "/" + kId, {"cri", kId, kUid, "burstable", ""}},
+      {"kubepods/pod" + kUid + "/" + kId, {"cri", kId, kUid, "guaranteed", ""}},
+      {"kubepods/besteffort/pod" + kUid + "/crio-" + kId, {"cri-o", kId, kUid, "besteffort", ""}},
+      // CRI-O and its monitor.
+      {"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + kUidU + ".slice/crio-" + kId + ".scope",
+       {"cri-o", kId, kUid, "burstable", "crio-" + kId + ".scope"}},
+      {"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + kUidU + ".slice/crio-conmon-" + kId + ".scope",
+       {"systemd", "", kUid, "burstable", "crio-conmon-" + kId + ".scope"}},
+      // The pod and QoS slices themselves.
+      {"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + kUidU + ".slice",
+       {"systemd", "", kUid, "burstable", "kubepods-burstable-pod" + kUidU + ".slice"}},
+      {"kubepods.slice/kubepods-besteffort.slice", {"systemd", "", "", "besteffort", "kubepods-besteffort.slice"}},
+      // Podman: rootful, rootless, its monitor, inside a systemd service, cgroupfs.
+      {"machine.slice/libpod-" + kId + ".scope", {"podman", kId, "", "", "libpod-" + kId + ".scope"}},
+      {"user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" + kId + ".scope",
+       {"podman", kId, "", "", "libpod-" + kId + ".scope"}},
+      {"machine.slice/libpod-conmon-" + kId + ".scope", {"systemd", "", "", "", "libpod-conmon-" + kId + ".scope"}},
+      {"system.slice/container-web.service/libpod-payload-" + kId, {"podman", kId, "", "", ""}},
+      {"libpod_parent/libpod-" + kId, {"podman", kId, "", "", ""}},
+      // systemd-nspawn, with systemd's escaping.
+      {"machine.slice/machine-web\\x2dfront.scope", {"systemd-nspawn", "web-front", "", "", "machine-web-front.scope"}},
+      {"machine.slice/systemd-nspawn@build\\x2dbox.service/payload", {"systemd-nspawn", "build-box", "", "", ""}},
+      // Plain systemd units and everything else.
+      {"system.slice/ssh.service", {"systemd", "", "", "", "ssh.service"}},
+      {"system.slice/system-getty.slice/getty@tty1.service", {"systemd", "", "", "", "getty@tty1.service"}},
+      {"system.slice/foo\\x2dbar.service", {"systemd", "", "", "", "foo-bar.service"}},
+      {"/", {"raw", "", "", "", ""}},
+      {"work/hog", {"raw", "", "", "", ""}},
+      // Negatives: near misses are not containers.
+      {"system.slice/docker-notanid.scope", {"systemd", "", "", "", "docker-notanid.scope"}},
+      {"system.slice/docker.service", {"systemd", "", "", "", "docker.service"}},
+      {"docker/abc", {"raw", "", "", "", ""}},
+      {"system.slice/docker-" + kId.substr(0, 11) + ".scope", {"systemd", "", "", "", "docker-" + kId.substr(0, 11) + ".scope"}},
+      {"kubepods/burstable/podnot-a-uid/" + kId, {"raw", "", "", "burstable", ""}},
+      {"machine.slice/machine.scope", {"systemd", "", "", "", "machine.scope"}},
+  };
+  for (const auto& c : cases) EXPECT_EQ(identify(c.path), c.want) << c.path;
+}
+
+TEST(Identify, Helpers) {
+  EXPECT_EQ(unescape_unit("a\\x2db\\x5cc\\x2"), "a-b\\c\\x2");
+  EXPECT_EQ(canonical_uuid("0D3C6A1E_5B7F_4C2D_9E8F_A1B2C3D4E5F6"), kUid);
+  EXPECT_EQ(canonical_uuid("0d3c6a1e-5b7f-4c2d-9e8f-a1b2c3d4e5f"), "");
+  EXPECT_EQ(canonical_uuid("0d3c6a1e-5b7f-4c2d-9e8f-a1b2c3d4e5fg"), "");
+  EXPECT_TRUE(is_container_id(kId));
+  EXPECT_FALSE(is_container_id(kId + "0"));
+  EXPECT_FALSE(is_container_id("ABCDEF012345"));
+}
+
+// --- the OCI hook ---------------------------------------------------------
+
+std::string state_json(const std::string& id, const std::string& bundle, const std::string& extra = "") {
+  return R"({"ociVersion":"1.0.2","id":")" + id + R"(","status":"creating","pid":4242,"bundle":")" + bundle + "\"" +
+         extra + "}";
+}
+
+class HookTest : public ::testing::Test {
+ protected:
+  HookTest() {
+    base = fs::temp_directory_path() / ("memcg-hook-" + std::to_string(::getpid()));
+    fs::create_directories(base / "bundle");
+    dir = (base / "records").string();
+  }
+  ~HookTest() override { fs::remove_all(base); }
+  void write_config(const std::string& body) { std::ofstream(base / "bundle" / "config.json") << body; }
+  std::string bundle() const { return (base / "bundle").string(); }
+  fs::path base;
+  std::string dir;
+};
+
+const char* kCrioConfig = R"({
+  "ociVersion": "1.0.2",
+  "process": {"args": ["nginx"]},
+  "linux": {"cgroupsPath": "kubepods-burstable-pod0d3c6a1e_5b7f_4c2d_9e8f_a1b2c3d4e5f6.slice:crio:4f1a"},
+  "annotations": {
+    "io.kubernetes.container.name": "web",
+    "io.kubernetes.cri-o.ImageName": "docker.io/library/nginx:1.25",
+    "io.kubernetes.pod.name": "web-7d4b9c",
+    "io.kubernetes.pod.namespace": "shop",
+    "io.kubernetes.pod.uid": "0d3c6a1e-5b7f-4c2d-9e8f-a1b2c3d4e5f6"
+  }
+})";
+
+TEST_F(HookTest, CreateWritesARecordAndPoststopRemovesIt) {
+  write_config(kCrioConfig);
+  EXPECT_EQ(run_hook("createRuntime", state_json(kId, bundle()), dir), "");
+  const std::string path = dir + "/" + kId + ".json";
+  ASSERT_TRUE(fs::exists(path));
+  const std::string body = slurp(path);
+  std::string err;
+  auto rec = parse_record(body, err);
+  ASSERT_TRUE(rec) << err;
+  EXPECT_EQ(*rec, (ContainerRecord{kId, "web", "docker.io/library/nginx:1.25", "web-7d4b9c", "shop", kUid,
+                                   "kubepods-burstable-pod0d3c6a1e_5b7f_4c2d_9e8f_a1b2c3d4e5f6.slice:crio:4f1a"}));
+  for (const auto& e : fs::directory_iterator(dir)) EXPECT_NE(e.path().filename().string()[0], '.') << "temp file left";
+  EXPECT_EQ(run_hook("poststop", state_json(kId, bundle()), dir), "");
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_EQ(run_hook("poststop", state_json(kId, bundle()), dir), "") << "a second poststop is fine";
+}
+
+TEST_F(HookTest, StateAnnotationsAndContainerdKeys) {
+  write_config(R"({"annotations":{"io.kubernetes.cri.container-name":"db","io.kubernetes.cri.image-name":"postgres:16",
+                  "io.kubernetes.cri.sandbox-name":"db-0","io.kubernetes.cri.sandbox-namespace":"data"}})");
+  EXPECT_EQ(run_hook("createRuntime", state_json("abc", bundle(), R"(,"annotations":{"io.kubernetes.container.name":"primary"})"), dir), "");
+  const std::string body = slurp(dir + "/abc.json");
+  std::string err;
+  auto rec = parse_record(body, err);
+  ASSERT_TRUE(rec) << err;
+  EXPECT_EQ(rec->name, "primary") << "the state's annotations win";
+  EXPECT_EQ(rec->image, "postgres:16");
+  EXPECT_EQ(rec->pod, "db-0");
+  EXPECT_EQ(rec->namespace_, "data");
+}
+
+TEST_F(HookTest, HostileIdsNeverEscapeTheDirectory) {
+  write_config(kCrioConfig);
+  const std::vector<std::string> hostile{"../escape", "a/b", "..", ".", ".hidden", "", std::string(129, 'a'),
+                                        std::string("nul\0x", 5), "sp ace", "new\nline"};
+  for (const std::string& id : hostile) {
+    std::string state = state_json(id, bundle());
+    const std::string msg = run_hook("createRuntime", state, dir);
+    EXPECT_NE(msg.find("ignored"), std::string::npos) << "id " << id;
+    EXPECT_EQ(run_hook("poststop", state, dir).find("unlink"), std::string::npos);
+  }
+  EXPECT_FALSE(fs::exists(base / "escape.json"));
+  EXPECT_TRUE(!fs::exists(dir) || fs::is_empty(dir));
+  EXPECT_FALSE(valid_container_id("a/../b"));
+  EXPECT_TRUE(valid_container_id("web-1.example_2"));
+}
+
+TEST_F(HookTest, BadInputIsIgnoredNotFatal) {
+  write_config(kCrioConfig);
+  const std::string ok = state_json(kId, bundle());
+  EXPECT_NE(run_hook("createRuntime", ok.substr(0, ok.size() / 2), dir).find("not a JSON object"), std::string::npos);
+  EXPECT_NE(run_hook("createRuntime", "[1,2,3]", dir).find("ignored"), std::string::npos);
+  EXPECT_NE(run_hook("createRuntime", std::string(70000, ' ') + ok, dir).find("larger than"), std::string::npos);
+  EXPECT_NE(run_hook("createRuntime", "{\"id\":\"x\",\"a\":" + std::string(100, '[') + std::string(100, ']') + "}", dir)
+                .find("nested deeper"), std::string::npos);
+  EXPECT_NE(run_hook("bogusStage", ok, dir).find("unknown hook stage"), std::string::npos);
+  EXPECT_NE(run_hook("createRuntime", state_json(kId, "relative/bundle"), dir).find("absolute"), std::string::npos);
+  EXPECT_NE(run_hook("createRuntime", state_json(kId, "/nonexistent"), dir).find("open"), std::string::npos);
+  write_config("{\"annotations\": {\"io.kubernetes.container.name\": 5");  // truncated
+  EXPECT_NE(run_hook("createRuntime", ok, dir).find("config.json"), std::string::npos);
+  // config.json as a symlink is not followed.
+  fs::remove(base / "bundle" / "config.json");
+  std::ofstream(base / "real.json") << kCrioConfig;
+  fs::create_symlink(base / "real.json", base / "bundle" / "config.json");
+  EXPECT_NE(run_hook("createRuntime", ok, dir).find("open"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir + "/" + kId + ".json"));
+}
+
+TEST_F(HookTest, HugeAnnotationsAreCutAndControlCharactersDropped) {
+  write_config("{\"annotations\":{\"io.kubernetes.container.name\":\"" + std::string(100000, 'n') +
+               "\",\"io.kubernetes.pod.name\":\"bad\\u0007pod\\n\"}}");
+  EXPECT_EQ(run_hook("createRuntime", state_json(kId, bundle()), dir), "");
+  const std::string body = slurp(dir + "/" + kId + ".json");
+  EXPECT_LE(body.size(), kMaxRecordBytes);
+  std::string err;
+  auto rec = parse_record(body, err);
+  ASSERT_TRUE(rec) << err;
+  EXPECT_EQ(rec->name.size(), kMaxValueBytes);
+  EXPECT_EQ(rec->pod, "badpod");
+}
+
+TEST_F(HookTest, RecordsDirAsSymlinkIsRefused) {
+  write_config(kCrioConfig);
+  fs::create_directories(base / "elsewhere");
+  fs::create_symlink(base / "elsewhere", dir);
+  EXPECT_NE(run_hook("createRuntime", state_json(kId, bundle()), dir).find("open"), std::string::npos);
+  EXPECT_TRUE(fs::is_empty(base / "elsewhere"));
+}
+
+// --- the daemon's record store -------------------------------------------
+
+TEST_F(HookTest, StoreSeesRecordsAsTheyComeAndGo) {
+  write_config(kCrioConfig);
+  fs::create_directories(dir);
+  RecordStore store(dir);
+  std::vector<IoError> errors;
+  store.refresh(true, errors);
+  EXPECT_TRUE(store.records()->empty());
+  run_hook("createRuntime", state_json(kId, bundle()), dir);
+  store.refresh(false, errors);  // inotify, no rescan needed
+  ASSERT_EQ(store.records()->count(kId), 1u);
+  EXPECT_EQ(store.records()->at(kId).name, "web");
+  auto held = store.records();
+  run_hook("poststop", state_json(kId, bundle()), dir);
+  store.refresh(false, errors);
+  EXPECT_TRUE(store.records()->empty());
+  EXPECT_EQ(held->count(kId), 1u) << "a published map never changes";
+  std::ofstream(dir + "/broken.json") << "{not json";
+  std::ofstream(dir + "/other.json") << render_record({"mismatch", "", "", "", "", "", ""});
+  store.refresh(false, errors);
+  EXPECT_EQ(errors.size(), 2u);
+  EXPECT_TRUE(store.records()->empty());
+  EXPECT_TRUE(errors.empty() || errors[0].path.starts_with(dir));
+}
+
+TEST_F(HookTest, StoreExpiresRecordsOfVanishedContainers) {
+  write_config(kCrioConfig);
+  run_hook("createRuntime", state_json(kId, bundle()), dir);
+  run_hook("createRuntime", state_json("alive", bundle()), dir);
+  RecordStore store(dir);
+  std::vector<IoError> errors;
+  store.refresh(true, errors);
+  ASSERT_EQ(store.records()->size(), 2u);
+  const TimePoint t0 = TimePoint{} + std::chrono::hours(1);
+  store.expire({"alive"}, t0, std::chrono::seconds(30));
+  store.expire({"alive"}, t0 + std::chrono::seconds(29), std::chrono::seconds(30));
+  EXPECT_EQ(store.records()->size(), 2u) << "within the grace period";
+  store.expire({"alive"}, t0 + std::chrono::seconds(30), std::chrono::seconds(30));
+  EXPECT_EQ(store.records()->size(), 1u);
+  EXPECT_FALSE(fs::exists(dir + "/" + kId + ".json")) << "the stale file is removed";
+  EXPECT_TRUE(fs::exists(dir + "/alive.json"));
+}
+
+}  // namespace
+}  // namespace memcg::runtime
