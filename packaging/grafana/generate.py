@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Writes memcg-exporter.json, the Grafana dashboard. Edit here, then run
+`python3 packaging/grafana/generate.py`; tests check the JSON and evaluate
+every query against a real Prometheus."""
+import json, os
+
+S = 'instance=~"$instance", cgroup=~"$cgroup"'
+I = 'instance=~"$instance"'
+RI = "$__rate_interval"
+DS = {"type": "prometheus", "uid": "${datasource}"}
+
+panels = []
+y = 0
+
+def row(title):
+    global y
+    panels.append({"type": "row", "title": title, "collapsed": False, "id": len(panels) + 1,
+                   "gridPos": {"h": 1, "w": 24, "x": 0, "y": y}, "panels": []})
+    y += 1
+
+def panel(title, targets, unit="short", kind="timeseries", w=12, h=8, description="", stack=False, x=None):
+    global y
+    # Two panels per line: place at x=0 or x=12.
+    if x is None:
+        last = panels[-1]["gridPos"] if panels else None
+        x = 12 if last and last["y"] == y and last["x"] == 0 and last["w"] == 12 and w == 12 else 0
+        if x == 0 and last and last["y"] == y and last.get("h", 1) > 1:
+            y += last["h"]
+    p = {"type": kind, "title": title, "id": len(panels) + 1, "datasource": DS, "description": description,
+         "gridPos": {"h": h, "w": w, "x": x, "y": y},
+         "targets": [{"refId": chr(ord("A") + i), "datasource": DS, "expr": e, "legendFormat": l,
+                      **({"format": "heatmap"} if kind == "heatmap" else {})} for i, (e, l) in enumerate(targets)],
+         "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+         "options": {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
+                     "tooltip": {"mode": "multi", "sort": "desc"}}}
+    if stack:
+        p["fieldConfig"]["defaults"]["custom"] = {"stacking": {"mode": "normal", "group": "A"}, "fillOpacity": 20}
+    if kind == "heatmap":
+        p["options"] = {"calculate": False, "yAxis": {"unit": "s"}, "cellGap": 1, "color": {"scheme": "Oranges", "mode": "scheme"}}
+    panels.append(p)
+    if w == 24 or x == 12:
+        y += h
+
+row("Memory")
+panel("Top cgroups by memory.current", [(f"topk(10, memcg_memory_current_bytes{{{S}}})", "{{cgroup}}")], "bytes",
+      description="memory.current: everything charged to the cgroup and its descendants, read every probe.")
+panel("Top cgroups by working set", [(f'topk(10, clamp_min(memcg_memory_current_bytes{{{S}}} - on(instance, job, cgroup) memcg_memory_stat_bytes{{{S}, stat="inactive_file"}}, 0))', "{{cgroup}}")], "bytes",
+      description="memory.current minus inactive file pages, as cAdvisor's container_memory_working_set_bytes. "
+                  "Unlike cAdvisor's, inactive_file here is cached: up to memcg_stat_age_seconds old.")
+panel("Memory by container", [(f'sum by (namespace, pod, container_name) (memcg_memory_current_bytes{{{I}}} * on(instance, job, cgroup) group_left(namespace, pod, container_name) memcg_cgroup_info{{{I}, container_name=~"$container", container_name!=""}})', "{{namespace}}/{{pod}}/{{container_name}}")],
+      "bytes", w=24, description="Joined with memcg_cgroup_info: names come from the OCI hook's records.")
+row("Breakdown")
+panel("anon / file / kernel / slab", [(f'memcg_memory_stat_bytes{{{S}, stat=~"anon|file|kernel|sock|shmem|slab_reclaimable|slab_unreclaimable"}}', "{{cgroup}} {{stat}}")],
+      "bytes", stack=True, description="From memory.stat, cached: each value is up to memcg_stat_age_seconds old.")
+panel("Active / inactive LRU", [(f'memcg_memory_stat_bytes{{{S}, stat=~"(in)?active_(anon|file)"}}', "{{cgroup}} {{stat}}")], "bytes")
+row("Rates")
+panel("Major faults /s", [(f'memcg_memory_stat_events_per_second{{{S}, stat="pgmajfault"}}', "{{cgroup}}")], "ops",
+      description="Rate between the exporter's last two memory.stat reads, timed by the exporter.")
+panel("Workingset refaults /s", [(f'memcg_memory_stat_events_per_second{{{S}, stat=~"workingset_refault_(anon|file)"}}', "{{cgroup}} {{stat}}")], "ops")
+panel("Reclaim: pgscan / pgsteal /s", [(f'memcg_memory_stat_events_per_second{{{S}, stat=~"pgscan|pgsteal"}}', "{{cgroup}} {{stat}}")], "ops")
+panel("memory.current growth", [(f"memcg_memory_current_bytes_per_second{{{S}}}", "{{cgroup}}")], "Bps")
+row("Events and pressure")
+panel("memory.events: oom_kill, high, max", [(f'increase(memcg_memory_events_total{{{S}, event=~"oom_kill|high|max"}}[{RI}])', "{{cgroup}} {{event}}")], "short")
+panel("Memory pressure (PSI)", [(f"rate(memcg_memory_pressure_stalled_seconds_total{{{S}}}[{RI}])", "{{cgroup}} {{kind}}")], "percentunit",
+      description="Share of time tasks stalled on memory: some = at least one task, full = all non-idle tasks.")
+row("Limits and headroom")
+panel("Usage of memory.max", [(f'memcg_memory_current_bytes{{{S}}} / on(instance, job, cgroup) (memcg_memory_limit_bytes{{{S}, limit="max"}} != +Inf)', "{{cgroup}}")], "percentunit")
+panel("Headroom to memory.max", [(f'(memcg_memory_limit_bytes{{{S}, limit="max"}} != +Inf) - on(instance, job, cgroup) memcg_memory_current_bytes{{{S}}}', "{{cgroup}}")], "bytes")
+row("Freshness")
+panel("memory.stat age vs max_age", [(f"memcg_stat_age_seconds{{{S}}}", "{{cgroup}} age"), (f"max(memcg_stat_max_age_seconds{{{S}}})", "max_age")], "s",
+      description="How old the cached memory.stat values are at scrape time; never above the cgroup's max_age.")
+panel("Pending change vs threshold", [(f"memcg_stat_pending_change_bytes{{{S}}} / memcg_stat_threshold_bytes{{{S}}}", "{{cgroup}}")], "percentunit",
+      description="Probed change since the last read, as a share of the threshold that triggers the next read.")
+panel("memory.stat reads by reason /s", [(f"sum by (reason) (rate(memcg_exporter_stat_reads_total{{{I}}}[{RI}]))", "{{reason}}")], "ops", stack=True)
+panel("Skip ratio", [(f"sum(rate(memcg_exporter_stat_skips_total{{{I}}}[{RI}])) / (sum(rate(memcg_exporter_stat_skips_total{{{I}}}[{RI}])) + sum(rate(memcg_exporter_stat_reads_total{{{I}}}[{RI}])))", "skipped")],
+      "percentunit", kind="stat", description="Probes that served cached values instead of making the kernel flush.")
+row("Flush costs")
+panel("memory.stat read time", [(f"sum by (le) (rate(memcg_exporter_stat_read_duration_seconds_bucket{{{I}}}[{RI}]))", "{{le}}")], "s", kind="heatmap")
+panel("CPU spent reading memory.stat", [(f"sum by (instance) (rate(memcg_stat_read_cpu_seconds_total{{{I}}}[{RI}]))", "{{instance}}")], "percentunit",
+      description="CPU of the reading thread, including the kernel's rstat flush.")
+panel("Reads avoided /s", [(f"sum by (instance) (rate(memcg_exporter_stat_skips_total{{{I}}}[{RI}]))", "{{instance}}")], "ops")
+panel("Costliest cgroups to read", [(f"topk(10, rate(memcg_stat_read_seconds_total{{{S}}}[{RI}]))", "{{cgroup}}")], "percentunit")
+row("Exporter health")
+panel("Pass duration p99", [(f"histogram_quantile(0.99, sum by (le, instance) (rate(memcg_exporter_pass_duration_seconds_bucket{{{I}}}[{RI}])))", "{{instance}}")], "s")
+panel("Scrape duration", [(f"memcg_exporter_scrape_duration_seconds{{{I}}}", "{{instance}}")], "s")
+panel("Read and parse errors", [(f"sum by (instance, file) (increase(memcg_exporter_read_errors_total{{{I}}}[{RI}]))", "read {{file}}"),
+                                (f"sum by (instance, file) (increase(memcg_exporter_parse_errors_total{{{I}}}[{RI}]))", "parse {{file}}")], "short")
+panel("Cgroups collected / left out", [(f"memcg_exporter_cgroups{{{I}}}", "{{instance}} collected"), (f"memcg_exporter_cgroups_limited{{{I}}}", "{{instance}} left out")], "short")
+panel("Exporter CPU", [(f"rate(process_cpu_seconds_total{{{I}}}[{RI}])", "{{instance}}")], "percentunit")
+panel("Exporter RSS", [(f"process_resident_memory_bytes{{{I}}}", "{{instance}}")], "bytes")
+
+def var(name, query, label):
+    return {"name": name, "label": label, "type": "query", "datasource": DS,
+            "query": {"query": query, "refId": f"{name}-var"},
+            "refresh": 2, "multi": True, "includeAll": True, "allValue": ".*", "sort": 1,
+            "current": {"selected": True, "text": ["All"], "value": ["$__all"]}}
+
+dashboard = {
+    "uid": "memcg-exporter",
+    "title": "cgroup memory (memcg-exporter)",
+    "description": "cgroup v2 memory from memcg-exporter: values, rates, events, limits, and how fresh and costly they are.",
+    "tags": ["memcg-exporter", "cgroup", "memory"],
+    "schemaVersion": 39,
+    "version": 1,
+    "editable": True,
+    "graphTooltip": 1,
+    "time": {"from": "now-1h", "to": "now"},
+    "refresh": "30s",
+    "timezone": "browser",
+    "templating": {"list": [
+        {"name": "datasource", "label": "Data source", "type": "datasource", "query": "prometheus",
+         "current": {"selected": False, "text": "default", "value": "default"}, "hide": 0, "refresh": 1, "regex": ""},
+        var("instance", "label_values(memcg_exporter_build_info, instance)", "Instance"),
+        var("cgroup", 'label_values(memcg_memory_current_bytes{instance=~"$instance"}, cgroup)', "cgroup"),
+        var("container", 'label_values(memcg_cgroup_info{instance=~"$instance"}, container_name)', "Container"),
+    ]},
+    "annotations": {"list": []},
+    "links": [],
+    "panels": panels,
+}
+out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "memcg-exporter.json")
+with open(out, "w") as f:
+    json.dump(dashboard, f, indent=2)
+    f.write("\n")
+print(out)
