@@ -1,6 +1,8 @@
 #include "exporter/landing_page.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "config/load.h"
 #include "exporter/version.h"
@@ -23,32 +25,153 @@ std::string html_escape(std::string_view s) {
   return out;
 }
 
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
+  return fmt(u == 0 ? "%.0f" : "%.1f", b) + " " + units[u];
+}
+
+// A table cell whose sort key is a number, shown formatted.
+std::string num_cell(double key, const std::string& shown, const char* cls = "") {
+  return std::string("<td class=\"n ") + cls + "\" data-v=\"" + fmt("%.17g", key) + "\">" + html_escape(shown) + "</td>";
+}
+
+constexpr size_t kMaxRows = 200;
+
+// Sorting by any column and filtering by text, without a framework.
+constexpr const char* kScript = R"JS(
+(function () {
+  var table = document.getElementById('cgroups');
+  if (!table) return;
+  var body = table.tBodies[0];
+  var heads = table.tHead.rows[0].cells;
+  function key(row, i) {
+    var c = row.cells[i];
+    return c.hasAttribute('data-v') ? parseFloat(c.getAttribute('data-v')) : c.textContent.toLowerCase();
+  }
+  Array.prototype.forEach.call(heads, function (th, i) {
+    th.className += ' sortable';
+    th.addEventListener('click', function () {
+      var desc = th.getAttribute('data-dir') !== 'desc';
+      Array.prototype.forEach.call(heads, function (h) { h.removeAttribute('data-dir'); });
+      th.setAttribute('data-dir', desc ? 'desc' : 'asc');
+      var rows = Array.prototype.slice.call(body.rows);
+      rows.sort(function (a, b) {
+        var x = key(a, i), y = key(b, i);
+        return (x < y ? -1 : x > y ? 1 : 0) * (desc ? -1 : 1);
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+  var filter = document.getElementById('filter');
+  filter.addEventListener('input', function () {
+    var q = filter.value.toLowerCase();
+    Array.prototype.forEach.call(body.rows, function (r) {
+      r.style.display = r.textContent.toLowerCase().indexOf(q) >= 0 ? '' : 'none';
+    });
+  });
+  table.setAttribute('data-ready', 'yes');
+})();
+)JS";
+
+}  // namespace
+
 std::string render_landing_page(const Snapshot& snap, const config::Config& cfg, TimePoint now) {
   uint64_t reads = 0;
   for (auto r : snap.reads) reads += r;
   const uint64_t probes = reads + snap.skips;
-  char ratio[32] = "n/a";
-  if (probes > 0) std::snprintf(ratio, sizeof ratio, "%.1f%%", 100.0 * static_cast<double>(snap.skips) / static_cast<double>(probes));
-  char age[32] = "no pass yet";
-  if (snap.pass > 0) std::snprintf(age, sizeof age, "%.1f s ago", to_seconds(now - snap.taken_at));
+  uint64_t read_errors = 0, parse_errors = 0;
+  for (auto e : snap.read_errors) read_errors += e;
+  for (auto e : snap.parse_errors) parse_errors += e;
+  const std::string avoided = probes ? fmt("%.1f%%", 100.0 * static_cast<double>(snap.skips) / static_cast<double>(probes)) : "n/a";
+  const std::string last = snap.pass > 0 ? fmt("%.1f s ago", to_seconds(now - snap.taken_at)) : "no pass yet";
+  const std::string mean_read = snap.stat_read_seconds.count
+      ? fmt("%.1f µs", snap.stat_read_seconds.sum / static_cast<double>(snap.stat_read_seconds.count) * 1e6) : "n/a";
 
   std::string h;
   h += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>memcg-exporter</title>\n"
-       "<style>body{font-family:sans-serif;margin:2em;max-width:60em}td,th{padding:.2em .8em;text-align:left}"
-       "pre{background:#f4f4f4;padding:1em}</style></head><body>\n";
-  h += "<h1>memcg-exporter</h1>\n<p>Version " MEMCG_VERSION " (revision " MEMCG_REVISION ")</p>\n<table>\n";
-  h += "<tr><th>cgroup2 root</th><td>" + html_escape(snap.root) + "</td></tr>\n";
-  h += "<tr><th>cgroups collected</th><td id=\"cgroups\">" + std::to_string(snap.cgroups.size()) + "</td></tr>\n";
-  h += "<tr><th>cgroups left out (max_cgroups)</th><td>" + std::to_string(snap.cgroups_limited) + "</td></tr>\n";
-  h += "<tr><th>passes</th><td>" + std::to_string(snap.pass) + ", last " + age + "</td></tr>\n";
-  h += "<tr><th>memory.stat reads</th><td>" + std::to_string(reads) + "</td></tr>\n";
-  h += "<tr><th>reads avoided (skips)</th><td>" + std::to_string(snap.skips) + " (" + ratio + ")</td></tr>\n";
-  h += "</table>\n<h2>Endpoints</h2>\n<ul>\n"
-       "<li><a href=\"metrics\">/metrics</a> &mdash; Prometheus metrics</li>\n"
-       "<li><a href=\"api/v1/cgroups\">/api/v1/cgroups</a> &mdash; the latest pass as JSON</li>\n"
-       "<li><a href=\"-/healthy\">/-/healthy</a>, <a href=\"-/ready\">/-/ready</a></li>\n";
-  if (cfg.web.refresh_api) h += "<li>POST /api/v1/refresh?cgroup=GLOB &mdash; re-read memory.stat on the next pass</li>\n";
-  h += "</ul>\n<h2>Configuration</h2>\n<pre>" + html_escape(config::describe(cfg)) + "</pre>\n</body></html>\n";
+       "<meta name=\"viewport\" content=\"width=device-width\">\n"
+       "<style>body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}h1{margin:0 0 .3em}"
+       "table{border-collapse:collapse}td,th{padding:.25em .7em;text-align:left;border-bottom:1px solid #e4e4e4}"
+       "th.sortable{cursor:pointer;user-select:none}th[data-dir=desc]::after{content:' \\25BE'}"
+       "th[data-dir=asc]::after{content:' \\25B4'}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+       ".warn{color:#b00}.dim{color:#888}.summary td:first-child{color:#555}"
+       "td.cg{max-width:24em;word-break:break-all;font-size:.9em}td.who{max-width:14em;font-size:.9em}"
+       "pre{background:#f6f6f6;padding:1em;overflow:auto}input{margin:.5em 0;padding:.3em;width:24em}</style></head><body>\n";
+  h += "<h1>memcg-exporter</h1>\n<p class=\"dim\">Version " MEMCG_VERSION " (revision " MEMCG_REVISION ") &middot; "
+       "<a href=\"metrics\">/metrics</a> &middot; <a href=\"api/v1/cgroups\">/api/v1/cgroups</a> &middot; "
+       "<a href=\"-/healthy\">/-/healthy</a> &middot; <a href=\"-/ready\">/-/ready</a></p>\n";
+  h += "<table class=\"summary\" id=\"summary\">\n";
+  h += "<tr><td>cgroup2 root</td><td>" + html_escape(snap.root) + "</td></tr>\n";
+  h += "<tr><td>cgroups collected</td><td id=\"cgroup-count\">" + std::to_string(snap.cgroups.size()) +
+       (snap.cgroups_limited ? " <span class=\"warn\">(" + std::to_string(snap.cgroups_limited) + " left out by max_cgroups)</span>" : "") +
+       "</td></tr>\n";
+  h += "<tr><td>collection passes</td><td>" + std::to_string(snap.pass) + ", last " + last + ", took " +
+       fmt("%.1f ms", to_seconds(snap.pass_duration) * 1e3) + "</td></tr>\n";
+  h += "<tr><td>memory.stat reads</td><td>" + std::to_string(reads) + " (mean " + mean_read + ")</td></tr>\n";
+  h += "<tr><td>reads avoided</td><td id=\"avoided\">" + std::to_string(snap.skips) + " probes (" + avoided + ")</td></tr>\n";
+  h += "<tr><td>errors</td><td" + std::string(read_errors + parse_errors ? " class=\"warn\"" : "") + ">" +
+       std::to_string(read_errors) + " read, " + std::to_string(parse_errors) + " parse</td></tr>\n";
+  if (cfg.web.refresh_api) h += "<tr><td>refresh API</td><td>POST /api/v1/refresh?cgroup=GLOB</td></tr>\n";
+  h += "</table>\n";
+
+  // Top cgroups by memory.current (the root, without one, last).
+  std::vector<const CgroupView*> rows;
+  for (const auto& c : snap.cgroups) rows.push_back(&c);
+  std::stable_sort(rows.begin(), rows.end(), [](const CgroupView* a, const CgroupView* b) {
+    return a->probe.current.value_or(0) > b->probe.current.value_or(0);
+  });
+  if (rows.size() > kMaxRows) rows.resize(kMaxRows);
+  h += "<h2>Top cgroups by memory</h2>\n<input id=\"filter\" placeholder=\"filter by cgroup, container, pod…\">\n";
+  h += "<table id=\"cgroups\"><thead><tr><th>cgroup</th><th>container</th><th>memory.current</th><th>working set</th>"
+       "<th>age / max_age</th><th>pending / threshold</th><th>reads</th><th>skips</th><th>read time</th>"
+       "<th>read CPU</th></tr></thead>\n<tbody>\n";
+  const size_t inactive_file = *parse::stat_key_table().find("inactive_file");
+  for (const CgroupView* c : rows) {
+    const runtime::ContainerRecord* rec = snap.record_for(*c->id);
+    std::string who = rec && !rec->name.empty() ? rec->name : c->id->identity.container_id.substr(0, 12);
+    if (rec && !rec->pod.empty()) who = rec->namespace_ + "/" + rec->pod + "/" + who;
+    if (!c->id->identity.runtime.empty() && c->id->identity.runtime != "raw" && c->id->identity.runtime != "systemd")
+      who += " (" + c->id->identity.runtime + ")";
+    const double cur = static_cast<double>(c->probe.current.value_or(0));
+    double ws = cur;
+    if (c->stat && c->stat->values.get(inactive_file))
+      ws = std::max(0.0, cur - static_cast<double>(*c->stat->values.get(inactive_file)));
+    const double age = c->stat_age(now) ? to_seconds(*c->stat_age(now)) : -1;
+    const double max_age = to_seconds(c->settings->max_age);
+    uint64_t n_reads = 0;
+    for (auto r : c->reads) n_reads += r;
+    const double pending_ratio = c->settings->threshold ? static_cast<double>(c->pending) / static_cast<double>(c->settings->threshold) : 0;
+    h += "<tr><td class=\"cg\">" + html_escape(c->id->path) + "</td><td class=\"who\">" + html_escape(who) + "</td>";
+    h += c->probe.current ? num_cell(cur, bytes(cur)) : num_cell(-1, "n/a", "dim");
+    h += num_cell(ws, c->probe.current ? bytes(ws) : "n/a", c->probe.current ? "" : "dim");
+    h += num_cell(age / max_age, age < 0 ? "never read" : fmt("%.1f", age) + " / " + fmt("%.0f s", max_age),
+                  age > max_age ? "warn" : "");
+    h += num_cell(pending_ratio, bytes(static_cast<double>(c->pending)) + " / " + bytes(static_cast<double>(c->settings->threshold)));
+    h += num_cell(static_cast<double>(n_reads), std::to_string(n_reads));
+    h += num_cell(static_cast<double>(c->skips), std::to_string(c->skips));
+    h += num_cell(to_seconds(c->read_wall), fmt("%.1f µs", to_seconds(c->read_wall) * 1e6));
+    h += num_cell(to_seconds(c->read_cpu), fmt("%.1f µs", to_seconds(c->read_cpu) * 1e6));
+    h += "</tr>\n";
+  }
+  h += "</tbody></table>\n";
+  if (snap.cgroups.size() > kMaxRows)
+    h += "<p class=\"dim\">" + std::to_string(kMaxRows) + " of " + std::to_string(snap.cgroups.size()) +
+         " cgroups shown; all are in /api/v1/cgroups.</p>\n";
+  h += "<h2>Configuration</h2>\n<pre>" + html_escape(config::describe(cfg)) + "</pre>\n";
+  h += "<script>" + std::string(kScript) + "</script>\n</body></html>\n";
   return h;
 }
 
