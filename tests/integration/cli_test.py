@@ -86,6 +86,28 @@ def test_once_json_matches_golden():
     want = open(path).read()
     assert got == want, "--once output differs from tests/golden/once.json (MEMCG_UPDATE_GOLDEN=1 to regenerate)\n" + got
 
+def test_readme_config_reference_matches_the_example_and_the_loader():
+    import re, tomllib
+    readme = open(os.path.join(args.golden, "..", "..", "README.md")).read()
+    section = readme.split("## Configuration reference", 1)[1].split("\n## ", 1)[0]
+    documented = set()
+    for k in re.findall(r"^\| `([a-z_\[\]]+\.[a-z_]+)`", section, re.M):
+        documented.add(k)
+    for extra in re.findall(r"`(rule\[\]\.[a-z_]+)`", section):
+        documented.add(extra)
+    example = tomllib.load(open(os.path.join(args.golden, "..", "..", "packaging", "config.example.toml"), "rb"))
+    shipped = {f"{t}.{k}" for t, v in example.items() for k in v} | {"collector.root"}  # root is commented out
+    rule_keys = {"rule[].match", "rule[].threshold", "rule[].max_age", "rule[].stats"}
+    assert documented == shipped | rule_keys, (documented ^ (shipped | rule_keys))
+    # Every documented key is accepted by the loader, every made-up one refused.
+    for key in sorted(shipped):
+        table, name = key.split(".")
+        probe = write(f"[{table}]\n{name} = \"x\"\n")
+        r = run("--config", probe, "--check-config")
+        assert "unknown key" not in r.stderr, (key, r.stderr)
+    r = run("--config", write("[collector]\nnot_a_key = 1\n"), "--check-config", check=78)
+    assert "unknown key" in r.stderr
+
 tests = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
 passed = failed = 0
 for t in tests:
