@@ -49,6 +49,7 @@ struct CollectorConfig {
   Duration rescan_interval = std::chrono::seconds(10);
   int max_depth = 8;
   uint64_t max_cgroups = 20000;
+  double max_stat_reads_per_second = 0;  // host-wide read budget; 0: unlimited
   std::vector<Glob> include;  // empty: everything
   std::vector<Glob> exclude;
   bool includes(std::string_view path) const noexcept;

@@ -160,7 +160,13 @@ class Loader {
 
   void load_collector(const toml::table& t, CollectorConfig& c) const {
     check_keys(t, "collector", {"root", "probe_interval", "rescan_interval", "max_depth", "max_cgroups",
-                                "include", "exclude"});
+                                "max_stat_reads_per_second", "include", "exclude"});
+    if (auto* n = t.get("max_stat_reads_per_second")) {
+      auto v = n->value<double>();
+      if (!(n->is_number()) || !v || *v < 0 || *v > 1e9)
+        fail(*n, "collector.max_stat_reads_per_second", "must be a number >= 0 (0 = no budget)");
+      c.max_stat_reads_per_second = *v;
+    }
     if (auto* n = t.get("root")) {
       auto s = n->as_string();
       if (!s || s->get().empty() || s->get()[0] != '/') fail(*n, "collector.root", "must be an absolute path");
@@ -280,7 +286,8 @@ std::string describe(const Config& c) {
   o << "collector: root=" << (c.collector.root.empty() ? "(auto)" : c.collector.root)
     << " probe_interval=" << format_duration(c.collector.probe_interval)
     << " rescan_interval=" << format_duration(c.collector.rescan_interval)
-    << " max_depth=" << c.collector.max_depth << " max_cgroups=" << c.collector.max_cgroups << "\n";
+    << " max_depth=" << c.collector.max_depth << " max_cgroups=" << c.collector.max_cgroups
+    << " max_stat_reads_per_second=" << (c.collector.max_stat_reads_per_second > 0 ? std::to_string(c.collector.max_stat_reads_per_second) : "off") << "\n";
   o << "  include:";
   if (c.collector.include.empty()) o << " (everything)";
   for (const auto& g : c.collector.include) o << " " << g.pattern();

@@ -130,6 +130,9 @@ const MetricDef kTable[] = {
    "Pending change at which memory.stat is re-read (0: every probe).",
    [](const CV& c, const Ctx&, Sink& s) { s.add(d(c.settings->threshold)); }},
   // --- flush costs -------------------------------------------------------
+  {"memcg_stat_max_age_violations_total", MetricType::Counter, "",
+   "Passes at which the cgroup's memory.stat was past its max_age because the read budget (collector.max_stat_reads_per_second) deferred the read.",
+   [](const CV& c, const Ctx&, Sink& s) { s.add(d(c.max_age_violations)); }},
   {"memcg_stat_reads_total", MetricType::Counter, "reason",
    "memory.stat reads of the cgroup by reason: initial, threshold, event, max_age, forced.",
    [](const CV& c, const Ctx&, Sink& s) {
@@ -168,6 +171,9 @@ const MetricDef kTable[] = {
   {"memcg_exporter_stat_skips_total", MetricType::Counter, "",
    "Probes of all cgroups that served cached memory.stat values instead of reading.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.snap.skips)); }},
+  {"memcg_exporter_stat_reads_deferred_total", MetricType::Counter, "",
+   "memory.stat reads the read budget postponed to a later pass (also counted as skips).", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(d(x.snap.reads_deferred)); }},
   {"memcg_exporter_stat_read_duration_seconds", MetricType::Histogram, "",
    "Wall time of each memory.stat read.", nullptr,
    [](const Ctx& x, Sink& s) { s.add_histogram(to_prometheus(x.snap.stat_read_seconds)); }},

@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "plugin/cache/budget.h"
 #include "plugin/cache/rates.h"
 #include "plugin/cgroupfs/walk.h"
 #include "plugin/parse/flat_keyed.h"
@@ -22,6 +23,8 @@ struct Collector::Entry {
   std::array<uint64_t, cache::kReadReasonCount> reads{};
   uint64_t skips = 0;
   Duration read_wall{0}, read_cpu{0};
+  uint64_t max_age_violations = 0;  // passes a due max_age read was deferred past max_age by the budget
+  bool first_refresh = true;        // the refresh phase applies until the first read after the initial one
   bool forced = false;
   bool gone = false;
 };
@@ -265,6 +268,7 @@ void Collector::read_stat(Entry& e, cache::ReadReason reason, PassReport& report
     record_error(FileKind::peak, e, peak.err, report);
   }
 
+  e.first_refresh = reason == cache::ReadReason::initial;
   e.record = std::move(rec);
   e.pending = 0;
   e.forced = false;
@@ -309,6 +313,8 @@ PassReport Collector::run_pass() {
   }
   cache::subtree_change(parents_, deltas_, change_, scratch_a_, scratch_b_);
 
+  const Duration lookahead = config_.collector.probe_interval * 3 / 2;
+  wanted_.clear();
   for (size_t i = 0; i < n; ++i) {
     Entry& e = entries_[i];
     if (e.gone) continue;
@@ -321,15 +327,47 @@ PassReport Collector::run_pass() {
     // 1.5 intervals: a read lands partway through a pass and the next pass may
     // start late; the extra half interval absorbs both (passes are discrete, so
     // in practice the read still happens at the same pass as with one interval).
-    in.lookahead = config_.collector.probe_interval * 3 / 2;
+    in.lookahead = lookahead;
+    // Phases from the first half of the window: first refreshes spread over
+    // [span/2, span] after the initial reads (at most twice the even rate per
+    // pass, never a burst of all), and never right after a cgroup's first read.
+    if (e.first_refresh) in.phase = cache::refresh_phase(e.id->inode, (e.settings->max_age - lookahead) / 2);
     in.events_moved = moved_[i] != 0;
     in.forced = e.forced;
     if (auto reason = cache::decide_flush(in, now)) {
-      read_stat(e, *reason, report);
+      const double urgency = e.settings->threshold ? static_cast<double>(e.pending) / static_cast<double>(e.settings->threshold) : 1.0;
+      wanted_.push_back({static_cast<uint32_t>(i), *reason, urgency, e.record ? now - e.record->read_at : Duration{0}});
     } else {
       ++e.skips;
       ++skips_;
       ++report.skips;
+    }
+  }
+  const double per_second = config_.collector.max_stat_reads_per_second;
+  if (per_second <= 0) {
+    for (const auto& w : wanted_) read_stat(entries_[w.index], w.reason, report);
+  } else {
+    // Over budget: the most urgent reads now, the rest served from cache and
+    // retried next pass (their pending change and age keep growing, so they rise).
+    const uint64_t budget = budget_.take(per_second, config_.collector.probe_interval);
+    const auto chosen = cache::choose_reads(wanted_, budget);
+    chosen_.assign(n, 0);
+    for (const auto& w : chosen) {
+      chosen_[w.index] = 1;
+      read_stat(entries_[w.index], w.reason, report);
+    }
+    for (const auto& w : wanted_) {
+      if (chosen_[w.index]) continue;
+      Entry& e = entries_[w.index];
+      ++e.skips;
+      ++skips_;
+      ++report.skips;
+      ++deferred_;
+      // Past max_age before the next pass: the bound is broken, and counted.
+      if (e.record && now - e.record->read_at + config_.collector.probe_interval > e.settings->max_age) {
+        ++e.max_age_violations;
+        ++report.max_age_violations;
+      }
     }
   }
 
@@ -353,13 +391,14 @@ void Collector::publish(TimePoint started) {
   snap->cgroups.reserve(entries_.size());
   for (const auto& e : entries_)
     snap->cgroups.push_back(CgroupView{e.id, e.settings, e.probe, e.record, e.pending, e.reads, e.skips,
-                                       e.read_wall, e.read_cpu});
+                                       e.read_wall, e.read_cpu, e.max_age_violations});
   snap->cgroups_limited = limited_;
   snap->cgroups_no_memory = no_memory_;
   snap->read_errors = read_errors_;
   snap->parse_errors = parse_errors_;
   snap->reads = reads_;
   snap->skips = skips_;
+  snap->reads_deferred = deferred_;
   snap->stat_read_seconds = read_hist_;
   snap->pass_duration = clock_.now() - started;
   pass_hist_.observe(to_seconds(snap->pass_duration));

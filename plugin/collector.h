@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "plugin/cache/budget.h"
 #include "plugin/cache/pending.h"
 #include "plugin/cgroupfs/file_io.h"
 #include "plugin/cgroupfs/kept_file.h"
@@ -27,6 +28,7 @@ struct PassReport {
   size_t added = 0, removed = 0;  // cgroups that appeared / went away this pass
   uint64_t reads = 0, skips = 0;
   uint64_t limited = 0;          // cgroups over max_cgroups at the last rescan
+  uint64_t max_age_violations = 0;  // reads the budget deferred past max_age this pass
   std::vector<IoError> errors;   // real I/O errors (not churn), at most kMaxErrors
   static constexpr size_t kMaxErrors = 16;
 };
@@ -96,6 +98,10 @@ class Collector {
   std::vector<uint64_t> change_;
   std::vector<int64_t> scratch_a_, scratch_b_;
   std::vector<unsigned char> moved_;
+  std::vector<cache::ReadCandidate> wanted_;
+  std::vector<unsigned char> chosen_;
+  cache::BudgetMeter budget_;
+  uint64_t deferred_ = 0;
 
   std::mutex refresh_mu_;
   std::vector<config::Glob> refresh_;  // guarded by refresh_mu_

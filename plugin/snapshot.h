@@ -71,6 +71,7 @@ struct CgroupView {
   std::array<uint64_t, cache::kReadReasonCount> reads{};
   uint64_t skips = 0;
   Duration read_wall{0}, read_cpu{0};      // summed over all memory.stat reads
+  uint64_t max_age_violations = 0;         // passes past max_age because the read budget deferred the read
 
   // Age of the memory.stat values at `now`, or nullopt if never read.
   std::optional<Duration> stat_age(TimePoint now) const noexcept {
@@ -91,6 +92,7 @@ struct Snapshot {
   std::array<uint64_t, kFileKindCount> parse_errors{};  // malformed files or lines
   std::array<uint64_t, cache::kReadReasonCount> reads{};  // totals since start
   uint64_t skips = 0;
+  uint64_t reads_deferred = 0;  // reads the read budget postponed (counted in skips too)
   ReadHistogram stat_read_seconds;
   PassHistogram pass_seconds;
   // OCI hook records by container id (container name, image, pod, namespace);

@@ -17,9 +17,19 @@ std::optional<ReadReason> decide_flush(const FlushInput& in, TimePoint now) noex
   if (!in.last_read) return ReadReason::initial;
   if (in.pending >= in.threshold) return ReadReason::threshold;
   if (in.events_moved) return ReadReason::event;
-  if (now - *in.last_read + in.lookahead >= in.max_age) return ReadReason::max_age;
+  if (now - *in.last_read + in.lookahead + in.phase >= in.max_age) return ReadReason::max_age;
   if (in.forced) return ReadReason::forced;
   return std::nullopt;
+}
+
+Duration refresh_phase(uint64_t inode, Duration span) noexcept {
+  if (span.count() <= 0) return Duration{0};
+  // splitmix64: inode numbers are sequential; their hash is not.
+  uint64_t z = inode + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return Duration{static_cast<Duration::rep>(z % static_cast<uint64_t>(span.count()))};
 }
 
 }  // namespace memcg::cache

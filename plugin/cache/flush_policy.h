@@ -30,10 +30,18 @@ struct FlushInput {
   // max_age at any moment, including just before that pass, so the read is
   // due once age + lookahead reaches max_age.
   Duration lookahead{};
+  // Brings the first max_age refresh forward by this much (a per-cgroup phase
+  // in [0, max_age)), so cgroups first read together do not all come due at
+  // the same pass forever after. 0 after the first refresh.
+  Duration phase{};
   bool events_moved = false;           // memory.events high/max/oom/oom_kill/oom_group_kill moved
   bool forced = false;                 // a refresh was requested
 };
 
 std::optional<ReadReason> decide_flush(const FlushInput& in, TimePoint now) noexcept;
+
+// A deterministic phase in [0, span) for a cgroup (by inode): max_age
+// refreshes of many cgroups spread evenly over time instead of in one burst.
+Duration refresh_phase(uint64_t inode, Duration span) noexcept;
 
 }  // namespace memcg::cache

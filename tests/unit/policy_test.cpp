@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <set>
 #include <vector>
 
+#include "plugin/cache/budget.h"
 #include "plugin/cache/flush_policy.h"
 #include "plugin/cache/pending.h"
 #include "plugin/cache/rates.h"
@@ -49,6 +51,48 @@ TEST(FlushPolicy, EachReason) {
   in = fresh();
   in.forced = true;
   EXPECT_EQ(decide_flush(in, t0 + 1s), ReadReason::forced);
+}
+
+TEST(FlushPolicy, PhaseBringsOnlyTheRefreshForward) {
+  FlushInput in = fresh();
+  in.lookahead = 1s;
+  in.phase = 4s;
+  EXPECT_EQ(decide_flush(in, t0 + 4999ms), std::nullopt);
+  EXPECT_EQ(decide_flush(in, t0 + 5s), ReadReason::max_age);
+  const Duration span = 10s;
+  std::set<Duration::rep> seen;
+  for (uint64_t inode = 1000; inode < 1100; ++inode) {
+    const Duration p = refresh_phase(inode, span);
+    EXPECT_GE(p.count(), 0);
+    EXPECT_LT(p, span);
+    seen.insert(std::chrono::duration_cast<std::chrono::seconds>(p).count());
+  }
+  EXPECT_EQ(seen.size(), 10u) << "consecutive inodes land in every second of the span";
+  EXPECT_EQ(refresh_phase(7, 0s), Duration{0});
+}
+
+TEST(ReadBudget, PriorityOrder) {
+  const std::vector<ReadCandidate> wanted{
+      {0, ReadReason::threshold, 1.5, 2s}, {1, ReadReason::forced, 0, 1s},  {2, ReadReason::max_age, 0, 9s},
+      {3, ReadReason::threshold, 7.0, 1s}, {4, ReadReason::initial, 0, 0s}, {5, ReadReason::event, 0, 3s},
+      {6, ReadReason::max_age, 0, 12s}};
+  std::vector<uint32_t> order;
+  for (const auto& c : choose_reads(wanted, 100)) order.push_back(c.index);
+  EXPECT_EQ(order, (std::vector<uint32_t>{6, 2, 4, 5, 3, 0, 1}));
+  EXPECT_EQ(choose_reads(wanted, 2).size(), 2u);
+  EXPECT_EQ(choose_reads(wanted, 2)[0].index, 6u);
+  EXPECT_TRUE(choose_reads(wanted, 0).empty());
+}
+
+TEST(ReadBudget, FractionsCarryOver) {
+  BudgetMeter m;
+  uint64_t total = 0;
+  for (int i = 0; i < 10; ++i) total += m.take(2.5, 1s);
+  EXPECT_EQ(total, 25u);
+  BudgetMeter slow;
+  uint64_t got = 0;
+  for (int i = 0; i < 10; ++i) got += slow.take(0.2, 500ms);
+  EXPECT_EQ(got, 1u);
 }
 
 TEST(FlushPolicy, FirstApplicableReasonIsRecorded) {
