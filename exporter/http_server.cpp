@@ -2,7 +2,6 @@
 
 #include <CivetServer.h>
 #include <malloc.h>
-#include <prometheus/text_serializer.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -12,7 +11,6 @@
 #include <thread>
 
 #include <chrono>
-#include <sstream>
 #include <stdexcept>
 
 #include "exporter/gzip.h"
@@ -179,15 +177,22 @@ HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend) : hand
   };
   auto& r = handlers_->routes;
   WebBackend* b = &backend;
-  r.push_back(get_route("/metrics", [b](mg_connection* c) {
+  r.push_back(get_route("/metrics", [b, last_size = std::make_shared<std::atomic<size_t>>(0)](mg_connection* c) mutable {
+    auto& last_size_ref = *last_size;
     const auto t0 = std::chrono::steady_clock::now();
     auto snap = b->snapshot();
     const ProcessStats proc = read_process_stats();
     const auto cfg = b->config();
     const ScrapeContext ctx{*snap, b->now(), b->status(), proc, MEMCG_VERSION, MEMCG_REVISION, cfg->metrics.identity_labels};
-    std::ostringstream os;
-    prometheus::TextSerializer().Serialize(os, SnapshotCollectable(ctx).Collect());
-    respond_maybe_gzip(c, kTextFormat, os.str());
+    // Written straight from the snapshot (render_text), the same bytes as
+    // prometheus-cpp's TextSerializer over SnapshotCollectable, without a
+    // ClientMetric per sample; the body is built once and sent (or gzipped) as is.
+    std::string body;
+    body.reserve(last_size_ref.load(std::memory_order_relaxed) + 4096);
+    render_text(ctx, body);
+    last_size_ref.store(body.size(), std::memory_order_relaxed);
+    respond_maybe_gzip(c, kTextFormat, body);
+    body = std::string();
     release_freed_memory();
     b->status().last_scrape_seconds.store(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

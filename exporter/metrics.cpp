@@ -1,8 +1,12 @@
 #include "exporter/metrics.h"
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <memory>
+#include <optional>
 
 namespace memcg::exporter {
 namespace {
@@ -41,6 +45,17 @@ prometheus::ClientMetric::Histogram to_prometheus(const Histogram<Bounds>& h) {
 
 void per_file(const std::array<uint64_t, kFileKindCount>& counts, Sink& s) {
   for (size_t f = 0; f < kFileKindCount; ++f) s.add(d(counts[f]), {{"file", file_name(static_cast<FileKind>(f))}});
+}
+
+std::string_view type_name(MetricType t) {
+  switch (t) {
+    case MetricType::Counter: return "counter";
+    case MetricType::Gauge: return "gauge";
+    case MetricType::Histogram: return "histogram";
+    case MetricType::Summary: return "summary";
+    case MetricType::Untyped: return "untyped";
+  }
+  return "untyped";
 }
 
 // clang-format off
@@ -216,16 +231,6 @@ const MetricDef kTable[] = {
 };
 // clang-format on
 
-std::string_view type_name(MetricType t) {
-  switch (t) {
-    case MetricType::Counter: return "counter";
-    case MetricType::Gauge: return "gauge";
-    case MetricType::Histogram: return "histogram";
-    case MetricType::Summary: return "summary";
-    case MetricType::Untyped: return "untyped";
-  }
-  return "untyped";
-}
 
 }  // namespace
 
@@ -245,55 +250,196 @@ std::string_view identity_value(const Snapshot& snap, const CgroupId& id, std::s
   return {};
 }
 
-prometheus::ClientMetric& SampleSink::next(std::initializer_list<std::pair<std::string_view, std::string_view>> labels) {
-  auto& m = family_.metric.emplace_back();
-  m.label.reserve(labels.size() + (cgroup_ ? 1 : 0) + (extra_ ? extra_->size() : 0));
-  if (cgroup_) m.label.push_back({"cgroup", *cgroup_});
-  if (extra_)
-    for (const auto& [k, v] : *extra_) m.label.push_back({std::string(k), std::string(v)});
-  for (const auto& [k, v] : labels) m.label.push_back({std::string(k), std::string(v)});
-  return m;
-}
+namespace {
 
-void SampleSink::add(double value, std::initializer_list<std::pair<std::string_view, std::string_view>> labels) {
-  auto& m = next(labels);
-  switch (family_.type) {
-    case MetricType::Counter: m.counter.value = value; break;
-    case MetricType::Gauge: m.gauge.value = value; break;
-    default: m.untyped.value = value; break;
+// prometheus-cpp's sink: one ClientMetric per sample.
+class FamilySink final : public SampleSink {
+ public:
+  FamilySink(prometheus::MetricFamily& family, const std::string* cgroup, const Labels* extra)
+      : family_(family), cgroup_(cgroup), extra_(extra) {}
+  void add(double value, LabelList labels) override {
+    auto& m = next(labels);
+    switch (family_.type) {
+      case MetricType::Counter: m.counter.value = value; break;
+      case MetricType::Gauge: m.gauge.value = value; break;
+      default: m.untyped.value = value; break;
+    }
+  }
+  void add_histogram(const prometheus::ClientMetric::Histogram& h) override { next({}).histogram = h; }
+
+ private:
+  prometheus::ClientMetric& next(LabelList labels) {
+    auto& m = family_.metric.emplace_back();
+    m.label.reserve(labels.size() + (cgroup_ ? 1 : 0) + (extra_ ? extra_->size() : 0));
+    if (cgroup_) m.label.push_back({"cgroup", *cgroup_});
+    if (extra_)
+      for (const auto& [k, v] : *extra_) m.label.push_back({std::string(k), std::string(v)});
+    for (const auto& [k, v] : labels) m.label.push_back({std::string(k), std::string(v)});
+    return m;
+  }
+  prometheus::MetricFamily& family_;
+  const std::string* cgroup_;
+  const Labels* extra_;
+};
+
+// The text sink: writes samples as they come. The family header is written
+// before its first sample, so families without samples vanish as above.
+class TextSink final : public SampleSink {
+ public:
+  TextSink(std::string& out, const MetricDef& def) : out_(out), def_(def) {}
+  void bind(const std::string* cgroup, const Labels* extra) {
+    cgroup_ = cgroup;
+    extra_ = extra;
+  }
+  void add(double value, LabelList labels) override {
+    header();
+    out_.append(def_.name);
+    labels_open(labels, {}, 0);
+    out_.push_back(' ');
+    number(value);
+    out_.push_back('\n');
+  }
+  void add_histogram(const prometheus::ClientMetric::Histogram& h) override {
+    header();
+    out_.append(def_.name).append("_count");
+    labels_open({}, {}, 0);
+    out_.push_back(' ');
+    number(static_cast<double>(h.sample_count));
+    out_.push_back('\n');
+    out_.append(def_.name).append("_sum");
+    labels_open({}, {}, 0);
+    out_.push_back(' ');
+    number(h.sample_sum);
+    out_.push_back('\n');
+    for (const auto& b : h.bucket) {
+      out_.append(def_.name).append("_bucket");
+      labels_open({}, "le", b.upper_bound);
+      out_.push_back(' ');
+      number(static_cast<double>(b.cumulative_count));
+      out_.push_back('\n');
+    }
+  }
+
+ private:
+  void header() {
+    if (started_) return;
+    started_ = true;
+    out_.append("# HELP ").append(def_.name).push_back(' ');
+    out_.append(def_.help).push_back('\n');
+    out_.append("# TYPE ").append(def_.name).push_back(' ');
+    out_.append(type_name(def_.type)).push_back('\n');
+  }
+  void label(std::string_view k, std::string_view v, bool& first) {
+    out_.push_back(first ? '{' : ',');
+    first = false;
+    out_.append(k).append("=\"");
+    for (char c : v) {
+      if (c == '\\') out_.append("\\\\");
+      else if (c == '"') out_.append("\\\"");
+      else if (c == '\n') out_.append("\\n");
+      else out_.push_back(c);
+    }
+    out_.push_back('"');
+  }
+  void labels_open(LabelList labels, std::string_view le_key, double le) {
+    bool first = true;
+    if (cgroup_) label("cgroup", *cgroup_, first);
+    if (extra_)
+      for (const auto& [k, v] : *extra_) label(k, v, first);
+    for (const auto& [k, v] : labels) label(k, v, first);
+    if (!le_key.empty()) {
+      char buf[32];
+      label(le_key, format(le, buf), first);
+    }
+    if (!first) out_.push_back('}');
+  }
+  // prometheus-cpp's number format: %.16g (max_digits10 - 1), +Inf/-Inf/Nan.
+  static std::string_view format(double v, char (&buf)[32]) {
+    if (std::isnan(v)) return "Nan";
+    if (std::isinf(v)) return v < 0 ? "-Inf" : "+Inf";
+    // Most values are byte counts and counters: %.16g prints an integer below
+    // 1e15 as plain digits, which to_chars does several times faster.
+    if (std::fabs(v) < 1e15 && v == std::trunc(v) && !(v == 0 && std::signbit(v))) {
+      auto r = std::to_chars(buf, buf + sizeof buf, static_cast<long long>(v));
+      return std::string_view(buf, static_cast<size_t>(r.ptr - buf));
+    }
+    const int n = std::snprintf(buf, sizeof buf, "%.16g", v);
+    return std::string_view(buf, static_cast<size_t>(n));
+  }
+  void number(double v) {
+    char buf[32];
+    out_.append(format(v, buf));
+  }
+
+  std::string& out_;
+  const MetricDef& def_;
+  const std::string* cgroup_ = nullptr;
+  const Labels* extra_ = nullptr;
+  bool started_ = false;
+};
+
+// Runs every getter of the table over the snapshot, per family: `make(def)`
+// gives the family's sink, `bind(sink, cgroup, extra)` points it at a cgroup.
+template <typename MakeSink>
+void for_each_family(const ScrapeContext& ctx, MakeSink&& make) {
+  SampleSink::Labels labels;
+  for (const auto& def : kTable) {
+    auto sink = make(def);
+    if (!def.per_cgroup) {
+      sink->bind(nullptr, nullptr);
+      def.global(ctx, *sink);
+      continue;
+    }
+    // The info metric carries the identity itself; other series get the
+    // configured identity labels (empty values are left out, as Prometheus would).
+    const bool extra = !ctx.identity_labels.empty() && def.name != "memcg_cgroup_info";
+    for (const auto& c : ctx.snap.cgroups) {
+      labels.clear();
+      if (extra)
+        for (const auto& l : ctx.identity_labels)
+          if (auto v = identity_value(ctx.snap, *c.id, l); !v.empty()) labels.emplace_back(l, v);
+      sink->bind(&c.id->path, extra ? &labels : nullptr);
+      def.per_cgroup(c, ctx, *sink);
+    }
   }
 }
 
-void SampleSink::add_histogram(const prometheus::ClientMetric::Histogram& h) { next({}).histogram = h; }
+// FamilySink with the bind() the iteration needs.
+class BoundFamilySink final : public SampleSink {
+ public:
+  explicit BoundFamilySink(prometheus::MetricFamily& f) : family_(f) {}
+  void bind(const std::string* cgroup, const SampleSink::Labels* extra) { inner_.emplace(family_, cgroup, extra); }
+  void add(double v, LabelList l) override { inner_->add(v, l); }
+  void add_histogram(const prometheus::ClientMetric::Histogram& h) override { inner_->add_histogram(h); }
+
+ private:
+  prometheus::MetricFamily& family_;
+  std::optional<FamilySink> inner_;
+};
+
+}  // namespace
 
 std::span<const MetricDef> metric_table() noexcept { return kTable; }
 
 std::vector<prometheus::MetricFamily> collect_families(const ScrapeContext& ctx) {
   std::vector<prometheus::MetricFamily> out;
   out.reserve(std::size(kTable));
-  for (const auto& def : kTable) {
-    prometheus::MetricFamily f{std::string(def.name), std::string(def.help), def.type, {}};
-    if (def.per_cgroup) {
-      f.metric.reserve(ctx.snap.cgroups.size());
-      // The info metric carries the identity itself; other series get the
-      // configured identity labels (empty values are left out, as Prometheus would).
-      const bool extra = !ctx.identity_labels.empty() && def.name != "memcg_cgroup_info";
-      SampleSink::Labels labels;
-      for (const auto& c : ctx.snap.cgroups) {
-        labels.clear();
-        if (extra)
-          for (const auto& l : ctx.identity_labels)
-            if (auto v = identity_value(ctx.snap, *c.id, l); !v.empty()) labels.emplace_back(l, v);
-        SampleSink sink(f, &c.id->path, extra ? &labels : nullptr);
-        def.per_cgroup(c, ctx, sink);
-      }
-    } else {
-      SampleSink sink(f, nullptr);
-      def.global(ctx, sink);
-    }
-    if (!f.metric.empty()) out.push_back(std::move(f));
-  }
+  std::vector<std::unique_ptr<BoundFamilySink>> sinks;
+  for_each_family(ctx, [&](const MetricDef& def) {
+    out.push_back(prometheus::MetricFamily{std::string(def.name), std::string(def.help), def.type, {}});
+    sinks.push_back(std::make_unique<BoundFamilySink>(out.back()));
+    return sinks.back().get();
+  });
+  std::erase_if(out, [](const prometheus::MetricFamily& f) { return f.metric.empty(); });
   return out;
+}
+
+void render_text(const ScrapeContext& ctx, std::string& out) {
+  std::vector<std::unique_ptr<TextSink>> sinks;
+  for_each_family(ctx, [&](const MetricDef& def) {
+    sinks.push_back(std::make_unique<TextSink>(out, def));
+    return sinks.back().get();
+  });
 }
 
 std::string metrics_reference_markdown() {

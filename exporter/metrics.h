@@ -42,20 +42,16 @@ struct ScrapeContext {
 // from its path, or from the OCI hook record of its container.
 std::string_view identity_value(const Snapshot& snap, const CgroupId& id, std::string_view label);
 
-// Appends samples to one family. Per-cgroup getters get the cgroup label added.
+using LabelList = std::initializer_list<std::pair<std::string_view, std::string_view>>;
+
+// Where a getter puts its samples. Per-cgroup getters get the cgroup label
+// (and any configured identity labels) added by the sink.
 class SampleSink {
  public:
   using Labels = std::vector<std::pair<std::string_view, std::string_view>>;
-  SampleSink(prometheus::MetricFamily& family, const std::string* cgroup, const Labels* extra = nullptr)
-      : family_(family), cgroup_(cgroup), extra_(extra) {}
-  void add(double value, std::initializer_list<std::pair<std::string_view, std::string_view>> labels = {});
-  void add_histogram(const prometheus::ClientMetric::Histogram& h);
-
- private:
-  prometheus::ClientMetric& next(std::initializer_list<std::pair<std::string_view, std::string_view>> labels);
-  prometheus::MetricFamily& family_;
-  const std::string* cgroup_;
-  const Labels* extra_;
+  virtual ~SampleSink() = default;
+  virtual void add(double value, LabelList labels = {}) = 0;
+  virtual void add_histogram(const prometheus::ClientMetric::Histogram& h) = 0;
 };
 
 struct MetricDef {
@@ -69,8 +65,15 @@ struct MetricDef {
 
 std::span<const MetricDef> metric_table() noexcept;
 
-// Builds the families of one scrape (families without samples are left out).
+// Builds the families of one scrape as prometheus-cpp objects (families
+// without samples are left out).
 std::vector<prometheus::MetricFamily> collect_families(const ScrapeContext& ctx);
+
+// Writes the same scrape straight into `out` as text exposition 0.0.4, byte
+// for byte what prometheus-cpp's TextSerializer writes for collect_families()
+// (a test holds them equal), without building a ClientMetric per sample: at
+// 1600 cgroups that intermediate step cost ~200 ms of CPU per scrape.
+void render_text(const ScrapeContext& ctx, std::string& out);
 
 // The prometheus-cpp view of a scrape: a Collectable over one snapshot and
 // the daemon state, so the families can go through any prometheus-cpp

@@ -126,13 +126,28 @@ void Collector::rescan(PassReport& report) {
       auto identity = runtime::identify(f.path);
       e.id = std::make_shared<const CgroupId>(CgroupId{std::move(f.path), f.inode, f.depth, std::move(identity)});
       e.dir = std::move(f.dir);
-      int err = 0;
-      e.stat = cgroupfs::open_at(e.dir.get(), "memory.stat", err);
-      e.current = cgroupfs::open_at(e.dir.get(), "memory.current", err);
-      e.swap = cgroupfs::open_at(e.dir.get(), "memory.swap.current", err);
-      e.events = cgroupfs::open_at(e.dir.get(), "memory.events", err);
-      e.pressure = cgroupfs::open_at(e.dir.get(), "memory.pressure", err);
-      if (!e.stat.valid()) continue;  // removed between the walk and now
+      // ENOENT: the file does not exist here (no swap accounting, the root's
+      // memory.current) or the cgroup went away since the walk. Anything else
+      // (EMFILE above all) is an error the operator must hear about: the
+      // cgroup would otherwise be silently missing.
+      bool failed = false;
+      auto open = [&](const char* name, FileKind kind) {
+        int err = 0;
+        auto fd = cgroupfs::open_at(e.dir.get(), name, err);
+        if (!fd.valid() && !is_gone(err) && !failed) {
+          failed = true;
+          ++read_errors_[static_cast<size_t>(kind)];
+          if (report.errors.size() < PassReport::kMaxErrors)
+            report.errors.push_back({"open", (e.id->path == "/" ? root_ : root_ + "/" + e.id->path) + "/" + name, err});
+        }
+        return fd;
+      };
+      e.stat = open("memory.stat", FileKind::stat);
+      e.current = open("memory.current", FileKind::current);
+      e.swap = open("memory.swap.current", FileKind::swap_current);
+      e.events = open("memory.events", FileKind::events);
+      e.pressure = open("memory.pressure", FileKind::pressure);
+      if (!e.stat.valid() || failed) continue;  // gone, or not collectable now: retried at the next rescan
       next.push_back(std::move(e));
       ++report.added;
     }

@@ -11,7 +11,10 @@ struct FdLimit {
   int err = 0;  // setrlimit's errno if raising failed (the limits are then unchanged)
 };
 
-// Raises the soft RLIMIT_NOFILE to the hard limit.
-FdLimit raise_fd_limit() noexcept;
+// Raises the soft RLIMIT_NOFILE to the hard limit, and, where the process may
+// (CAP_SYS_RESOURCE), the hard limit first to `want_hard` (capped by
+// /proc/sys/fs/nr_open). Without the capability the hard limit stays as set
+// by the service manager (the unit's LimitNOFILE=).
+FdLimit raise_fd_limit(uint64_t want_hard = 262144) noexcept;
 
 }  // namespace memcg::cgroupfs

@@ -24,7 +24,7 @@ for f in ./usr/bin/memcg-exporter ./lib/systemd/system/memcg-exporter.service ./
   check grep -qxF "$f" <<<"$contents"
 done
 check test "$(dpkg-deb --field "$deb" Package)" = memcg-exporter
-check grep -q "libprometheus-cpp-core" <<<"$(dpkg-deb --field "$deb" Depends)"
+check grep -q "libcivetweb1" <<<"$(dpkg-deb --field "$deb" Depends)"
 check grep -q "procps" <<<"$(dpkg-deb --field "$deb" Depends)"  # kill(1) for ExecReload
 mkdir -p "$work/control"
 dpkg-deb --control "$deb" "$work/control"

@@ -1,6 +1,8 @@
 // The cache contract, in the style of oomd's data-lifecycle tests: values stay
 // as read until the policy decides to re-read, and every reason is observable.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -321,6 +323,29 @@ TEST_F(CollectorTest, ReadErrorKeepsOldValuesAndPendingChange) {
   io.faults_.clear();
   pass(*c);
   EXPECT_EQ(reads(*c, "b", ReadReason::threshold), 1u) << "the next pass retries";
+}
+
+TEST_F(CollectorTest, OutOfFileDescriptorsIsReportedNotSilent) {
+  rlimit old{};
+  getrlimit(RLIMIT_NOFILE, &old);
+  auto c = make();
+  pass(*c);
+  tree.add("late", spec(1 << 20));
+  // Leave room for the walk but not for the new cgroup's kept files.
+  int open_now = 0;
+  for (int fd = 0; fd < 4096; ++fd) open_now += fcntl(fd, F_GETFD) != -1 ? 1 : 0;
+  rlimit tight{static_cast<rlim_t>(open_now + 7), old.rlim_max};  // the walk fits, the new cgroup's 6 kept fds do not
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+  c->set_config(cfg);
+  auto r = pass(*c);
+  setrlimit(RLIMIT_NOFILE, &old);
+  EXPECT_FALSE(has(*c, "late"));
+  bool emfile = false;
+  for (const auto& e : r.errors) emfile = emfile || e.err == EMFILE;
+  EXPECT_TRUE(emfile) << "EMFILE must be reported, not taken for a removed cgroup";
+  c->set_config(cfg);
+  pass(*c);
+  EXPECT_TRUE(has(*c, "late")) << "collected once descriptors are available again";
 }
 
 TEST_F(CollectorTest, RecreatedCgroupStartsOver) {

@@ -81,6 +81,21 @@ TEST(Metrics, GoldenExposition) {
   std::ostringstream os;
   prometheus::TextSerializer().Serialize(os, collect_families(ctx));
   testing::compare_with_golden("metrics.txt", os.str());
+
+  // The direct writer /metrics uses says exactly what prometheus-cpp says,
+  // with and without identity labels copied onto every series.
+  std::string direct;
+  render_text(ctx, direct);
+  EXPECT_EQ(direct, os.str());
+  const std::vector<std::string> identity{"runtime", "unit"};
+  const ScrapeContext with_ids{*c.latest(), clock.peek() + 3s, status, proc, "1.2.3", "abcdef", identity};
+  std::ostringstream os2;
+  prometheus::TextSerializer().Serialize(os2, collect_families(with_ids));
+  std::string direct2;
+  render_text(with_ids, direct2);
+  EXPECT_EQ(direct2, os2.str());
+  EXPECT_NE(direct2.find("memcg_memory_current_bytes{cgroup=\"web.slice\",runtime=\"systemd\",unit=\"web.slice\"} "),
+            std::string::npos);
 }
 
 TEST(Metrics, NeverReadCgroupHasNoAgeAndUnlimitedIsInf) {

@@ -1,0 +1,123 @@
+// Micro-benchmarks (Google Benchmark). Run: build/tests/memcg-microbench
+// Labelled "bench" in ctest, so a plain ctest skips them.
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <vector>
+
+#include "exporter/metrics.h"
+#include "plugin/cache/flush_policy.h"
+#include "plugin/cache/pending.h"
+#include "plugin/collector.h"
+#include "plugin/parse/flat_keyed.h"
+#include "plugin/parse/stat_keys.h"
+#include "tests/fixtures/tree.h"
+
+namespace memcg {
+namespace {
+
+using namespace std::chrono_literals;
+
+void BM_ParseMemoryStat(benchmark::State& state) {
+  const std::string body = fixtures::kernel_file("work_hog", "memory.stat");
+  parse::StatValues v;
+  parse::LayoutCache layout;
+  for (auto _ : state) {
+    auto r = parse::parse_flat_keyed(body, parse::stat_key_table(), layout, v.out());
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(body.size()));
+}
+BENCHMARK(BM_ParseMemoryStat);
+
+void BM_DecideFlush(benchmark::State& state) {
+  cache::FlushInput in;
+  const TimePoint t0 = TimePoint{} + 1h;
+  in.last_read = t0;
+  in.threshold = 1 << 20;
+  in.max_age = 30s;
+  in.lookahead = 1500ms;
+  uint64_t p = 0;
+  for (auto _ : state) {
+    in.pending = (p += 4096) & ((1 << 21) - 1);
+    benchmark::DoNotOptimize(cache::decide_flush(in, t0 + 5s));
+  }
+}
+BENCHMARK(BM_DecideFlush);
+
+void BM_SubtreeChange(benchmark::State& state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  std::vector<int> parent(n);
+  std::vector<cache::ProbeDelta> delta(n);
+  for (size_t i = 0; i < n; ++i) {
+    parent[i] = i == 0 ? -1 : static_cast<int>((i - 1) / 4);  // a 4-ary tree
+    delta[i] = {true, static_cast<int64_t>(i % 7) * 4096, 0};
+  }
+  std::vector<uint64_t> change(n);
+  std::vector<int64_t> a(n), b(n);
+  for (auto _ : state) {
+    cache::subtree_change(parent, delta, change, a, b);
+    benchmark::DoNotOptimize(change.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+BENCHMARK(BM_SubtreeChange)->Arg(10000);
+
+// A fixture tree of N cgroups, shared by the pass and render benchmarks.
+struct Bench {
+  explicit Bench(int n) {
+    fixtures::CgroupSpec spec;
+    spec.current = 64 << 20;
+    spec.stat.set("anon", 48 << 20).set("file", 16 << 20).set("pgfault", 1000);
+    for (int i = 0; i < n / 10; ++i) {
+      const std::string pod = "pod" + std::to_string(i) + ".slice";
+      tree.add(pod, spec);
+      for (int j = 0; j < 9; ++j) tree.add(pod + "/container" + std::to_string(j) + ".scope", spec);
+    }
+    cfg = config::Config::builtin(config::HostFacts::probe());
+    cfg.defaults.max_age = 1h;
+    cfg.containers.records_dir = "";
+    cfg.resolve();
+  }
+  fixtures::Tree tree;
+  config::Config cfg;
+};
+
+void BM_QuietPass(benchmark::State& state) {
+  Bench b(static_cast<int>(state.range(0)));
+  ManualClock clock;
+  Collector c(b.tree.root(), b.cfg, clock);
+  c.run_pass();
+  for (auto _ : state) {
+    clock.advance(1s);
+    benchmark::DoNotOptimize(c.run_pass());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * state.range(0)));
+}
+BENCHMARK(BM_QuietPass)->Arg(1000)->Unit(benchmark::kMillisecond);
+
+void BM_RenderMetrics(benchmark::State& state) {
+  Bench b(static_cast<int>(state.range(0)));
+  ManualClock clock;
+  Collector c(b.tree.root(), b.cfg, clock);
+  c.run_pass();
+  clock.advance(1s);
+  c.run_pass();
+  exporter::DaemonStatus status;
+  exporter::ProcessStats proc;
+  const exporter::ScrapeContext ctx{*c.latest(), clock.peek(), status, proc, "v", "r"};
+  size_t bytes = 0;
+  for (auto _ : state) {
+    std::string out;
+    exporter::render_text(ctx, out);
+    bytes = out.size();
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
+}
+BENCHMARK(BM_RenderMetrics)->Arg(1000)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace memcg
+
+BENCHMARK_MAIN();
