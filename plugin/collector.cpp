@@ -194,27 +194,33 @@ void Collector::probe(Entry& e, TimePoint now, cache::ProbeDelta& delta, bool& e
     e.gone = true;
     return;
   }
-  if (e.events.valid()) {
-    auto r = cgroupfs::read_kept(io_, e.events.get(), buf_);
-    if (!r.ok()) {
-      if (is_gone(r.err)) { e.gone = true; return; }
-      record_error(FileKind::events, e, r.err, report);
+  // Reads an optional kept file; false when the cgroup is gone.
+  auto read_optional = [&](const cgroupfs::UniqueFd& fd, FileKind kind, auto&& parse) {
+    if (!fd.valid()) return true;
+    auto r = cgroupfs::read_kept(io_, fd.get(), buf_);
+    if (r.ok()) {
+      parse_errors_[static_cast<size_t>(kind)] += parse(r.text);
+    } else if (is_gone(r.err)) {
+      return false;
     } else {
-      auto pr = parse::parse_flat_keyed(r.text, parse::event_key_table(), events_layout_, events_scratch_.out());
-      parse_errors_[static_cast<size_t>(FileKind::events)] += pr.malformed;
-      p.has_events = true;
-      for (size_t k = 0; k < parse::ev_count; ++k) p.events[k] = events_scratch_.get(k).value_or(0);
+      record_error(kind, e, r.err, report);
     }
-  }
-  if (e.pressure.valid()) {
-    auto r = cgroupfs::read_kept(io_, e.pressure.get(), buf_);
-    if (!r.ok()) {
-      if (is_gone(r.err)) { e.gone = true; return; }
-      record_error(FileKind::pressure, e, r.err, report);
-    } else {
-      parse_errors_[static_cast<size_t>(FileKind::pressure)] += parse::parse_psi(r.text, p.psi);
-      p.has_psi = true;
-    }
+    return true;
+  };
+  const bool present =
+      read_optional(e.events, FileKind::events, [&](std::string_view text) {
+        auto pr = parse::parse_flat_keyed(text, parse::event_key_table(), events_layout_, events_scratch_.out());
+        p.has_events = true;
+        for (size_t k = 0; k < parse::ev_count; ++k) p.events[k] = events_scratch_.get(k).value_or(0);
+        return pr.malformed;
+      }) &&
+      read_optional(e.pressure, FileKind::pressure, [&](std::string_view text) {
+        p.has_psi = true;
+        return parse::parse_psi(text, p.psi);
+      });
+  if (!present) {
+    e.gone = true;
+    return;
   }
 
   if (e.has_probe) {

@@ -4,7 +4,7 @@ or CRI-O run it (OCI state on stdin, a bundle with config.json), the daemon
 picks up its records and memcg_cgroup_info carries the names; poststop
 removes them. Identity labels copied onto every series on request."""
 import argparse, json, os, subprocess, tempfile
-from harness import Tree, Exporter, write_config, parse_metrics, series, run_tests
+from harness import Tree, Exporter, write_config, parse_metrics, series, run_tests, K8S_CONTAINER, run_hook as hook
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--exporter", required=True)
@@ -13,17 +13,10 @@ ap.add_argument("--hook", required=True)
 args = ap.parse_args()
 
 ID_DOCKER, ID_K8S, ID_PODMAN = "a" * 64, "b" * 64, "c" * 64
-POD = "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0d3c6a1e_5b7f_4c2d_9e8f_a1b2c3d4e5f6.slice"
-K8S_CG = f"{POD}/cri-containerd-{ID_K8S}.scope"
+K8S_CG = K8S_CONTAINER
 
 def run_hook(stage, cid, annotations, records):
-    bundle = tempfile.mkdtemp(prefix="memcg-bundle-")
-    with open(os.path.join(bundle, "config.json"), "w") as f:
-        json.dump({"ociVersion": "1.0.2", "linux": {"cgroupsPath": f"x:cri-containerd:{cid}"}, "annotations": annotations}, f)
-    state = json.dumps({"ociVersion": "1.0.2", "id": cid, "status": "creating", "pid": 1, "bundle": bundle})
-    r = subprocess.run([args.hook, stage, records], input=state, capture_output=True, text=True, timeout=10)
-    assert r.returncode == 0, r
-    return r.stderr
+    return hook(args.hook, stage, cid, annotations, records)
 
 def info(ex, cg):
     for (name, labels), v in ex.metrics().items():

@@ -4,7 +4,7 @@ substituted, must evaluate without error and return data against a real
 Prometheus that scrapes the exporter (over a changing fixture tree with a named
 container) and loads the shipped recording and alerting rules."""
 import argparse, json, os, re, subprocess, tempfile, time
-from harness import Tree, Exporter, write_config, run_tests
+from harness import Tree, Exporter, write_config, run_tests, run_hook, K8S_CONTAINER, K8S_CONTAINER_ID
 from prometheus import Prometheus
 
 ap = argparse.ArgumentParser()
@@ -17,8 +17,7 @@ args = ap.parse_args()
 
 DASHBOARD = os.path.join(os.path.abspath(args.source), "packaging/grafana/memcg-exporter.json")
 RULES = os.path.join(os.path.abspath(args.source), "packaging/prometheus/memcg-exporter.rules.yml")
-K8S = ("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0d3c6a1e_5b7f_4c2d_9e8f_a1b2c3d4e5f6.slice/"
-       "cri-containerd-" + "b" * 64 + ".scope")
+K8S = K8S_CONTAINER
 
 def substitute(expr):
     expr = expr.replace("$__rate_interval", "10s")
@@ -39,11 +38,8 @@ def expressions():
 def test_every_dashboard_query_returns_data():
     tree = Tree(args.fixture, "containers")
     records = tempfile.mkdtemp(prefix="memcg-records-")
-    bundle = tempfile.mkdtemp(prefix="memcg-bundle-")
-    json.dump({"annotations": {"io.kubernetes.container.name": "web", "io.kubernetes.pod.name": "web-0",
-                               "io.kubernetes.pod.namespace": "shop"}}, open(os.path.join(bundle, "config.json"), "w"))
-    subprocess.run([args.hook, "createRuntime", records], input=json.dumps({"id": "b" * 64, "bundle": bundle}),
-                   text=True, check=True)
+    run_hook(args.hook, "createRuntime", K8S_CONTAINER_ID, {"io.kubernetes.container.name": "web", "io.kubernetes.pod.name": "web-0",
+                               "io.kubernetes.pod.namespace": "shop"}, records)
     cfg = write_config(f'[collector]\nprobe_interval = "250ms"\n[defaults]\nmax_age = "2s"\nthreshold = "64KiB"\n'
                        f'[containers]\nrecords_dir = "{records}"\n')
     with Exporter(args.exporter, tree.root, cfg) as ex, \

@@ -2,7 +2,7 @@
 in place (so the exporter's kept-open fds see changes, as on cgroupfs), the
 exporter as a real process on a loopback port, and a tiny test runner that
 prints 'N passed, N failed'."""
-import gzip, os, re, signal, subprocess, sys, tempfile, time, traceback, urllib.request, urllib.error
+import gzip, json, os, re, signal, subprocess, sys, tempfile, time, traceback, urllib.request, urllib.error
 
 class Tree:
     """A fixture tree written by memcg-fixture, mutated from Python."""
@@ -39,6 +39,23 @@ class Tree:
             if k == key:
                 return int(v)
         raise KeyError(key)
+
+# The Kubernetes container of the "containers" fixture (memcg-fixture).
+K8S_CONTAINER_ID = "b" * 64
+K8S_CONTAINER = ("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0d3c6a1e_5b7f_4c2d_9e8f_a1b2c3d4e5f6.slice/"
+                 "cri-containerd-" + K8S_CONTAINER_ID + ".scope")
+
+def run_hook(hook, stage, cid, annotations, records):
+    """Runs memcg-exporter-oci-hook the way podman or CRI-O do: the OCI state
+    on stdin, a bundle whose config.json carries the annotations. Returns the
+    hook's stderr (it always exits 0)."""
+    bundle = tempfile.mkdtemp(prefix="memcg-bundle-")
+    with open(os.path.join(bundle, "config.json"), "w") as f:
+        json.dump({"ociVersion": "1.0.2", "linux": {"cgroupsPath": f"x:cri-containerd:{cid}"}, "annotations": annotations}, f)
+    state = json.dumps({"ociVersion": "1.0.2", "id": cid, "status": "creating", "pid": 1, "bundle": bundle})
+    r = subprocess.run([hook, stage, records], input=state, capture_output=True, text=True, timeout=10)
+    assert r.returncode == 0, r
+    return r.stderr
 
 def write_config(text):
     fd, path = tempfile.mkstemp(suffix=".toml", prefix="memcg-it-")

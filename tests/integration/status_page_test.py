@@ -4,7 +4,7 @@ after its script ran must show the cgroups table with container names,
 freshness and costs, escape hostile names, and a screenshot is saved."""
 import argparse, json, os, shutil, subprocess, tempfile
 from html.parser import HTMLParser
-from harness import Tree, Exporter, write_config, run_tests
+from harness import Tree, Exporter, write_config, run_tests, run_hook, K8S_CONTAINER, K8S_CONTAINER_ID
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--exporter", required=True)
@@ -14,8 +14,7 @@ ap.add_argument("--chromium", default="chromium")
 ap.add_argument("--artifacts", required=True)
 args = ap.parse_args()
 
-K8S = ("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0d3c6a1e_5b7f_4c2d_9e8f_a1b2c3d4e5f6.slice/"
-       "cri-containerd-" + "b" * 64 + ".scope")
+K8S = K8S_CONTAINER
 HOSTILE = "system.slice/<img src=x onerror=alert(1)>.service"
 
 class Dom(HTMLParser):
@@ -71,10 +70,8 @@ def test_status_page_in_a_real_browser():
         if f.startswith("memory."):
             shutil.copy(tree.path("system.slice", f), tree.path(HOSTILE, f))
     records = tempfile.mkdtemp(prefix="memcg-records-")
-    bundle = tempfile.mkdtemp(prefix="memcg-bundle-")
-    json.dump({"annotations": {"io.kubernetes.container.name": "web", "io.kubernetes.pod.name": "web-0",
-                               "io.kubernetes.pod.namespace": "shop"}}, open(os.path.join(bundle, "config.json"), "w"))
-    subprocess.run([args.hook, "createRuntime", records], input=json.dumps({"id": "b" * 64, "bundle": bundle}), text=True, check=True)
+    run_hook(args.hook, "createRuntime", K8S_CONTAINER_ID, {"io.kubernetes.container.name": "web", "io.kubernetes.pod.name": "web-0",
+                               "io.kubernetes.pod.namespace": "shop"}, records)
     cfg = write_config(f'[collector]\nprobe_interval = "200ms"\n[containers]\nrecords_dir = "{records}"\n')
     with Exporter(args.exporter, tree.root, cfg) as ex:
         ex.wait_passes(3)
