@@ -1,5 +1,8 @@
 #include "plugin/collector.h"
 
+#include <sys/epoll.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -25,6 +28,7 @@ struct Collector::Entry {
   Duration read_wall{0}, read_cpu{0};
   uint64_t max_age_violations = 0;  // passes a due max_age read was deferred past max_age by the budget
   bool first_refresh = true;        // the refresh phase applies until the first read after the initial one
+  bool events_polled = false;       // memory.events is in the epoll set: read only when flagged
   bool forced = false;
   bool gone = false;
 };
@@ -54,13 +58,17 @@ int64_t signed_diff(uint64_t cur, uint64_t prev) noexcept {
 }  // namespace
 
 Collector::Collector(std::string root, config::Config config, Clock& clock, cgroupfs::FileIo& io)
-    : root_(std::move(root)), config_(std::move(config)), clock_(clock), io_(io) {
+    : root_(std::move(root)), config_(std::move(config)), clock_(clock), io_(io),
+      epoll_(::epoll_create1(EPOLL_CLOEXEC)) {
   auto empty = std::make_shared<Snapshot>();
   empty->root = root_;
   latest_.store(std::move(empty));
 }
 
-Collector::~Collector() = default;
+Collector::~Collector() {
+  entries_.clear();  // their fds leave the epoll set as they close
+  if (epoll_ >= 0) ::close(epoll_);
+}
 
 void Collector::set_config(config::Config config) {
   if (config.containers.records_dir != config_.containers.records_dir) records_.reset();
@@ -148,6 +156,16 @@ void Collector::rescan(PassReport& report) {
       e.events = open("memory.events", FileKind::events);
       e.pressure = open("memory.pressure", FileKind::pressure);
       if (!e.stat.valid() || failed) continue;  // gone, or not collectable now: retried at the next rescan
+      // The kernel notifies pollers of memory.events on every change
+      // (memcg_memory_event -> cgroup_file_notify): with the fd in the epoll
+      // set the file is read only when it changed. Regular files (fixture
+      // trees) cannot be polled (EPERM) and are read every pass instead.
+      if (e.events.valid() && epoll_ >= 0) {
+        epoll_event ev{};
+        ev.events = EPOLLPRI;
+        ev.data.fd = e.events.get();
+        e.events_polled = ::epoll_ctl(epoll_, EPOLL_CTL_ADD, e.events.get(), &ev) == 0;
+      }
       next.push_back(std::move(e));
       ++report.added;
     }
@@ -207,32 +225,49 @@ void Collector::probe(Entry& e, TimePoint now, cache::ProbeDelta& delta, bool& e
     }
     return true;
   };
-  const bool present =
-      read_optional(e.events, FileKind::events, [&](std::string_view text) {
-        auto pr = parse::parse_flat_keyed(text, parse::event_key_table(), events_layout_, events_scratch_.out());
-        p.has_events = true;
-        for (size_t k = 0; k < parse::ev_count; ++k) p.events[k] = events_scratch_.get(k).value_or(0);
-        return pr.malformed;
-      }) &&
-      read_optional(e.pressure, FileKind::pressure, [&](std::string_view text) {
-        p.has_psi = true;
-        return parse::parse_psi(text, p.psi);
-      });
+  const ProbeValues* prev = e.has_probe ? &e.probe : nullptr;
+  // memory.events: every pass, or, when polled, only after the kernel flagged a change.
+  const int efd = e.events.get();
+  const bool read_events = !prev || !e.events_polled || (efd >= 0 && static_cast<size_t>(efd) < ready_.size() && ready_[static_cast<size_t>(efd)]);
+  bool present = true;
+  if (read_events) {
+    present = read_optional(e.events, FileKind::events, [&](std::string_view text) {
+      auto pr = parse::parse_flat_keyed(text, parse::event_key_table(), events_layout_, events_scratch_.out());
+      p.has_events = true;
+      for (size_t k = 0; k < parse::ev_count; ++k) p.events[k] = events_scratch_.get(k).value_or(0);
+      return pr.malformed;
+    });
+  } else {
+    p.has_events = prev->has_events;
+    p.events = prev->events;
+  }
+  // memory.pressure: when the cgroup moved (current, swap or events changed);
+  // otherwise the totals are kept and refreshed with the next memory.stat read,
+  // so they are never older than max_age.
+  const bool moved = !prev || p.current != prev->current || p.swap != prev->swap || p.events != prev->events;
+  if (present && moved) {
+    present = read_optional(e.pressure, FileKind::pressure, [&](std::string_view text) {
+      p.has_psi = true;
+      return parse::parse_psi(text, p.psi);
+    });
+  } else if (prev) {
+    p.has_psi = prev->has_psi;
+    p.psi = prev->psi;
+  }
   if (!present) {
     e.gone = true;
     return;
   }
 
-  if (e.has_probe) {
-    const ProbeValues& prev = e.probe;
-    if (prev.current && p.current) {
+  if (prev) {
+    if (prev->current && p.current) {
       delta.valid = true;
-      delta.current = signed_diff(*p.current, *prev.current);
-      if (prev.swap && p.swap) delta.swap = signed_diff(*p.swap, *prev.swap);
-      if (now > prev.at) p.current_rate = cache::gauge_rate(*prev.current, *p.current, now - prev.at);
+      delta.current = signed_diff(*p.current, *prev->current);
+      if (prev->swap && p.swap) delta.swap = signed_diff(*p.swap, *prev->swap);
+      if (now > prev->at) p.current_rate = cache::gauge_rate(*prev->current, *p.current, now - prev->at);
     }
-    if (prev.has_events && p.has_events)
-      for (auto k : kNotableEvents) events_moved = events_moved || p.events[k] != prev.events[k];
+    if (prev->has_events && p.has_events)
+      for (auto k : kNotableEvents) events_moved = events_moved || p.events[k] != prev->events[k];
   }
   e.probe = p;
   e.has_probe = true;
@@ -281,6 +316,16 @@ void Collector::read_stat(Entry& e, cache::ReadReason reason, PassReport& report
     rec->limits[k] = parse::parse_single_value(lr.text);
     if (!rec->limits[k]) ++parse_errors_[static_cast<size_t>(kLimitKinds[k])];
   }
+  // PSI totals of a quiet cgroup are refreshed here, with the breakdown.
+  if (e.pressure.valid()) {
+    auto psi = cgroupfs::read_kept(io_, e.pressure.get(), buf_);
+    if (psi.ok()) {
+      parse_errors_[static_cast<size_t>(FileKind::pressure)] += parse::parse_psi(psi.text, e.probe.psi);
+      e.probe.has_psi = true;
+    } else if (!is_gone(psi.err)) {
+      record_error(FileKind::pressure, e, psi.err, report);
+    }
+  }
   auto peak = cgroupfs::read_once(io_, e.dir.get(), "memory.peak", buf_);
   if (peak.ok()) {
     auto v = parse::parse_single_value(peak.text);
@@ -319,6 +364,23 @@ PassReport Collector::run_pass() {
     for (const auto& g : refresh)
       for (auto& e : entries_)
         if (g.matches(e.id->path)) e.forced = true;
+  }
+
+  // Which polled memory.events files changed since the last pass.
+  std::fill(ready_.begin(), ready_.end(), 0);
+  // One bounded call: the set is level-triggered, so a flagged fd stays
+  // ready until it is read, and calling again until the result is short would
+  // return the same fds forever (kernfs flags every memory.events right after
+  // open when events happened since boot). Room for every cgroup; anything
+  // not consumed now is still ready next pass.
+  if (epoll_ >= 0 && !entries_.empty()) {
+    epoll_events_.resize(entries_.size());
+    const int got = ::epoll_wait(epoll_, epoll_events_.data(), static_cast<int>(epoll_events_.size()), 0);
+    for (int i = 0; i < got; ++i) {
+      const auto fd = static_cast<size_t>(epoll_events_[static_cast<size_t>(i)].data.fd);
+      if (fd >= ready_.size()) ready_.resize(fd + 1024, 0);
+      ready_[fd] = 1;
+    }
   }
 
   const size_t n = entries_.size();
@@ -410,6 +472,7 @@ void Collector::publish(TimePoint started) {
   snap->taken_at = started;
   snap->root = root_;
   snap->cgroups.reserve(entries_.size());
+  for (const auto& e : entries_) snap->events_polled += e.events_polled ? 1u : 0u;
   for (const auto& e : entries_)
     snap->cgroups.push_back(CgroupView{e.id, e.settings, e.probe, e.record, e.pending, e.reads, e.skips,
                                        e.read_wall, e.read_cpu, e.max_age_violations});

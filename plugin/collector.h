@@ -4,6 +4,8 @@
 // thread that calls run_pass(); readers only call latest().
 #pragma once
 
+#include <sys/epoll.h>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -99,6 +101,9 @@ class Collector {
   std::vector<int64_t> scratch_a_, scratch_b_;
   std::vector<unsigned char> moved_;
   std::vector<cache::ReadCandidate> wanted_;
+  int epoll_ = -1;                    // memory.events fds that the kernel flags on change
+  std::vector<unsigned char> ready_;  // by fd: flagged since the last pass
+  std::vector<struct epoll_event> epoll_events_;
   std::vector<unsigned char> chosen_;
   cache::BudgetMeter budget_;
   uint64_t deferred_ = 0;

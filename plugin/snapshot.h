@@ -88,6 +88,7 @@ struct Snapshot {
   std::vector<CgroupView> cgroups;  // pre-order by path
   uint64_t cgroups_limited = 0;     // left out by collector.max_cgroups
   uint64_t cgroups_no_memory = 0;   // directories without the memory controller
+  uint64_t events_polled = 0;       // cgroups whose memory.events is read only when the kernel flags a change
   std::array<uint64_t, kFileKindCount> read_errors{};   // totals since start
   std::array<uint64_t, kFileKindCount> parse_errors{};  // malformed files or lines
   std::array<uint64_t, cache::kReadReasonCount> reads{};  // totals since start

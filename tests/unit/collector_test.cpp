@@ -239,6 +239,24 @@ TEST_F(CollectorTest, MemoryEventsTriggerARead) {
   EXPECT_EQ(reads(*c, "a/y", ReadReason::event), 1u);
 }
 
+TEST_F(CollectorTest, PressureIsReadWhenTheCgroupMovesOrWithMemoryStat) {
+  auto c = make();
+  pass(*c);
+  const auto psi = [&] { return view(*c, "b").probe.psi.some.total_us; };
+  EXPECT_EQ(psi(), 0u);
+  tree.write("b", "memory.pressure", "some avg10=1.00 avg60=0 avg300=0 total=5000\nfull avg10=0 avg60=0 avg300=0 total=100\n");
+  pass(*c);
+  EXPECT_EQ(psi(), 0u) << "a quiet cgroup's totals are kept";
+  grow("b", 1000);  // below the threshold: no memory.stat read, but it moved
+  pass(*c);
+  EXPECT_EQ(psi(), 5000u);
+  EXPECT_EQ(reads(*c, "b", ReadReason::threshold), 0u);
+  tree.write("b", "memory.pressure", "some avg10=1.00 avg60=0 avg300=0 total=9000\nfull avg10=0 avg60=0 avg300=0 total=100\n");
+  c->request_refresh(*config::Glob::compile("b", nullptr));
+  pass(*c);
+  EXPECT_EQ(psi(), 9000u) << "refreshed with the memory.stat read, so never older than max_age";
+}
+
 TEST_F(CollectorTest, ForcedRefreshReadsOnlyMatchingCgroupsOnce) {
   auto c = make();
   pass(*c);

@@ -94,5 +94,6 @@ for p in $(cat $CG/agent/cgroup.procs); do echo "VMSTAGE1 rss $(cat /proc/$p/com
 echo "--- exporter log (last lines)"
 tail -n 15 /tmp/exporter.log
 echo "VMSTAGE1 verdict=$rc"
+[ "$rc" = 0 ] || { echo "--- exporter log"; head -n 40 /tmp/exporter.log; }
 memcg-vmload exit $rc
 poweroff -f

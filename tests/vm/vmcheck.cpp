@@ -194,6 +194,9 @@ void check_reasons(const Options& o) {
   check(s.at(key("memcg_memory_events_total", o.oom, "event", "oom_kill")) >= 1 && reads(o.oom, "event") >= 1,
         "oom-event-read", o.oom + " oom_kill=" + std::to_string(s.at(key("memcg_memory_events_total", o.oom, "event", "oom_kill"))) +
         " event reads=" + std::to_string(reads(o.oom, "event")));
+  // Every cgroup but the root (which has no memory.events) is polled on cgroupfs.
+  const double polled = s.at("memcg_exporter_cgroups_events_polled"), cgroups = s.at("memcg_exporter_cgroups");
+  check(polled == cgroups - 1, "memory.events-polled", std::to_string(polled) + " of " + std::to_string(cgroups) + " cgroups");
   check(s.at(key("memcg_memory_events_total", o.high, "event", "high")) >= 1, "high-events",
         o.high + " high=" + std::to_string(s.at(key("memcg_memory_events_total", o.high, "event", "high"))));
 }
