@@ -16,6 +16,10 @@
 // stage-1 VMCOST line), so read counts are what carries over, not CPU ratios.
 //
 // Usage: memcg-bench [--cgroups N] [--ticks T] [--busy 0,1,5,100] [--dir DIR]
+//        memcg-bench --use-root DIR [--ticks T]
+// --use-root runs the same comparison over an existing cgroup tree (a real
+// cgroup2 mount: the stage-1 VM runs it on 1000 real cgroups) without
+// writing anything: the 0 % scenario only, with the kernel's real read costs.
 #include <prometheus/text_serializer.h>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -27,6 +31,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -115,10 +120,11 @@ struct Row {
 int main(int argc, char** argv) {
   int n = 10000, ticks = 60;
   std::vector<double> busy{0, 1, 5, 100};
-  std::string dir;
+  std::string dir, use_root;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--cgroups") n = std::atoi(v.c_str());
+    if (k == "--use-root") use_root = v;
+    else if (k == "--cgroups") n = std::atoi(v.c_str());
     else if (k == "--ticks") ticks = std::atoi(v.c_str());
     else if (k == "--dir") dir = v;
     else if (k == "--busy") {
@@ -130,6 +136,13 @@ int main(int argc, char** argv) {
       return 64;
     }
   }
+  if (!use_root.empty()) {
+    dir = use_root;
+    busy = {0};
+    n = 0;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir); it != std::filesystem::recursive_directory_iterator(); ++it)
+      n += it->is_directory() ? 1 : 0;
+  }
   if (dir.empty()) dir = (std::filesystem::exists("/dev/shm") ? std::string("/dev/shm") : std::string("/tmp")) +
                          "/memcg-bench-" + std::to_string(getpid());
   const auto fds = cgroupfs::raise_fd_limit(1 << 20);  // two collectors keep 12 fds per cgroup
@@ -139,13 +152,20 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  std::filesystem::remove_all(dir);
-  fixtures::Tree tree{dir};
-  const Layout layout = build(tree, n);
+  std::optional<fixtures::Tree> tree;
+  Layout layout;
+  if (use_root.empty()) {
+    std::filesystem::remove_all(dir);
+    tree.emplace(dir);
+    layout = build(*tree, n);
+  } else {
+    for (auto it = std::filesystem::recursive_directory_iterator(dir); it != std::filesystem::recursive_directory_iterator(); ++it)
+      if (it->is_directory()) layout.all.push_back(std::filesystem::relative(it->path(), dir).string());
+  }
   const size_t total = layout.all.size() + 1;  // + the root
   const auto max_age = 30s;
-  std::printf("memcg-bench: %zu cgroups (%zu containers) in %s, %d ticks of 1 s per scenario, max_age 30 s\n",
-              total, layout.containers.size(), dir.c_str(), ticks);
+  std::printf("memcg-bench: %zu cgroups (%zu containers) in %s%s, %d ticks of 1 s per scenario, max_age 30 s\n",
+              total, layout.containers.size(), dir.c_str(), use_root.empty() ? "" : " (existing tree, read only)", ticks);
 
   // The floor: one pread of memory.current per cgroup on kept-open fds.
   std::vector<int> floor_fds;
@@ -184,12 +204,12 @@ int main(int argc, char** argv) {
         const size_t c = pct >= 100 ? i : (seed >> 8) % layout.containers.size();
         const std::string& cg = layout.containers[c];
         crossed.insert(cg);
-        auto& spec = tree.spec(cg);
+        auto& spec = tree->spec(cg);
         spec.stat.add("anon", threshold + 4096).add("pgfault", 10);
-        tree.set_stat(cg, spec.stat);
-        tree.set_current(cg, spec.current + threshold + 4096);
+        tree->set_stat(cg, spec.stat);
+        tree->set_current(cg, spec.current + threshold + 4096);
         for (const auto& a : layout.ancestors[c]) {
-          if (crossed.insert(a).second || pct >= 100) tree.set_current(a, tree.spec(a).current + threshold + 4096);
+          if (crossed.insert(a).second || pct >= 100) tree->set_current(a, tree->spec(a).current + threshold + 4096);
         }
       }
       crossed.insert("/");  // the root sees its subtree
@@ -239,6 +259,6 @@ int main(int argc, char** argv) {
   }
   std::printf("\nRSS at the end (both collectors, the tree's specs and the last scrape): %.0f MiB\n", rss_mib());
   for (int fd : floor_fds) ::close(fd);
-  std::filesystem::remove_all(dir);
+  if (use_root.empty()) std::filesystem::remove_all(dir);
   return 0;
 }

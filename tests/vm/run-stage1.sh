@@ -20,6 +20,7 @@ ln -s busybox "$ir/bin/sh"
 vm_copy_with_libs "$build/exporter/memcg-exporter" "$ir" bin
 vm_copy_with_libs "$build/exporter/memcg-exporter-oci-hook" "$ir" bin
 install -m755 "$build/tests/memcg-vmload" "$build/tests/memcg-vmcheck" "$ir/bin/"
+vm_copy_with_libs "$build/tests/memcg-bench" "$ir" bin
 install -m755 "$here/stage1-init.sh" "$ir/init"
 (cd "$ir" && find . | busybox cpio -o -H newc 2>/dev/null) | gzip -1 > "$work/initramfs.gz"
 
@@ -29,7 +30,7 @@ timeout 600 "${VM_QEMU[@]}" -kernel "$kernel" -initrd "$work/initramfs.gz" \
   -append "console=ttyS0 panic=-1 quiet loglevel=2" </dev/null > "$work/serial.log" 2>&1
 rc=$?
 set -e
-grep -E '^(VMSTAGE1|CHECK|VMCOST|VMCHECK|age violation|current mismatch|stat out of bound|log:)' "$work/serial.log" || true
+grep -E '^(VMSTAGE1|CHECK|VMCOST|VMBENCH|VMCHECK|age violation|current mismatch|stat out of bound|log:)' "$work/serial.log" || true
 # isa-debug-exit: guest writes v, QEMU exits (v << 1) | 1; 1 = verdict 0.
 if [ "$rc" != 1 ]; then
   vm_log "stage 1 FAILED (qemu exit $rc); serial log:"
