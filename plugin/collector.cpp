@@ -346,6 +346,40 @@ void Collector::read_stat(Entry& e, cache::ReadReason reason, PassReport& report
   read_hist_.observe(to_seconds(t1 - t0));
 }
 
+void Collector::mark_forced() {
+  std::vector<config::Glob> refresh;
+  {
+    std::lock_guard lock(refresh_mu_);
+    refresh.swap(refresh_);
+  }
+  for (const auto& g : refresh)
+    for (auto& e : entries_)
+      if (g.matches(e.id->path)) e.forced = true;
+}
+
+void Collector::poll_events() {
+  std::fill(ready_.begin(), ready_.end(), 0);
+  // One bounded call: the set is level-triggered, so a flagged fd stays
+  // ready until it is read, and calling again until the result is short would
+  // return the same fds forever (kernfs flags every memory.events right after
+  // open when events happened since boot). Room for every cgroup; anything
+  // not consumed now is still ready next pass.
+  if (epoll_ < 0 || entries_.empty()) return;
+  epoll_events_.resize(entries_.size());
+  const int got = ::epoll_wait(epoll_, epoll_events_.data(), static_cast<int>(epoll_events_.size()), 0);
+  for (int i = 0; i < got; ++i) {
+    const auto fd = static_cast<size_t>(epoll_events_[static_cast<size_t>(i)].data.fd);
+    if (fd >= ready_.size()) ready_.resize(fd + 1024, 0);
+    ready_[fd] = 1;
+  }
+}
+
+void Collector::count_skip(Entry& e, PassReport& report) noexcept {
+  ++e.skips;
+  ++skips_;
+  ++report.skips;
+}
+
 PassReport Collector::run_pass() {
   PassReport report;
   const TimePoint now = clock_.now();
@@ -355,33 +389,8 @@ PassReport Collector::run_pass() {
     last_rescan_ = now;
   }
   refresh_records(report.rescanned, now, report);
-  {
-    std::vector<config::Glob> refresh;
-    {
-      std::lock_guard lock(refresh_mu_);
-      refresh.swap(refresh_);
-    }
-    for (const auto& g : refresh)
-      for (auto& e : entries_)
-        if (g.matches(e.id->path)) e.forced = true;
-  }
-
-  // Which polled memory.events files changed since the last pass.
-  std::fill(ready_.begin(), ready_.end(), 0);
-  // One bounded call: the set is level-triggered, so a flagged fd stays
-  // ready until it is read, and calling again until the result is short would
-  // return the same fds forever (kernfs flags every memory.events right after
-  // open when events happened since boot). Room for every cgroup; anything
-  // not consumed now is still ready next pass.
-  if (epoll_ >= 0 && !entries_.empty()) {
-    epoll_events_.resize(entries_.size());
-    const int got = ::epoll_wait(epoll_, epoll_events_.data(), static_cast<int>(epoll_events_.size()), 0);
-    for (int i = 0; i < got; ++i) {
-      const auto fd = static_cast<size_t>(epoll_events_[static_cast<size_t>(i)].data.fd);
-      if (fd >= ready_.size()) ready_.resize(fd + 1024, 0);
-      ready_[fd] = 1;
-    }
-  }
+  mark_forced();
+  poll_events();
 
   const size_t n = entries_.size();
   deltas_.resize(n);
@@ -421,9 +430,7 @@ PassReport Collector::run_pass() {
       const double urgency = e.settings->threshold ? static_cast<double>(e.pending) / static_cast<double>(e.settings->threshold) : 1.0;
       wanted_.push_back({static_cast<uint32_t>(i), *reason, urgency, e.record ? now - e.record->read_at : Duration{0}});
     } else {
-      ++e.skips;
-      ++skips_;
-      ++report.skips;
+      count_skip(e, report);
     }
   }
   const double per_second = config_.collector.max_stat_reads_per_second;
@@ -442,9 +449,7 @@ PassReport Collector::run_pass() {
     for (const auto& w : wanted_) {
       if (chosen_[w.index]) continue;
       Entry& e = entries_[w.index];
-      ++e.skips;
-      ++skips_;
-      ++report.skips;
+      count_skip(e, report);
       ++deferred_;
       // Past max_age before the next pass: the bound is broken, and counted.
       if (e.record && now - e.record->read_at + config_.collector.probe_interval > e.settings->max_age) {

@@ -69,6 +69,9 @@ class Collector {
   void read_stat(Entry& e, cache::ReadReason reason, PassReport& report);
   void record_error(FileKind file, const Entry& e, int err, PassReport& report);
   void publish(TimePoint started);
+  void mark_forced();   // refresh requests from other threads -> Entry::forced
+  void poll_events();   // which polled memory.events changed -> ready_
+  void count_skip(Entry& e, PassReport& report) noexcept;
   void refresh_records(bool rescanned, TimePoint now, PassReport& report);
 
   std::string root_;
