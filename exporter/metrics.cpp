@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
-#include <optional>
 
 namespace memcg::exporter {
 namespace {
@@ -258,8 +257,11 @@ namespace {
 // prometheus-cpp's sink: one ClientMetric per sample.
 class FamilySink final : public SampleSink {
  public:
-  FamilySink(prometheus::MetricFamily& family, const std::string* cgroup, const Labels* extra)
-      : family_(family), cgroup_(cgroup), extra_(extra) {}
+  explicit FamilySink(prometheus::MetricFamily& family) : family_(family) {}
+  void bind(const std::string* cgroup, const Labels* extra) {
+    cgroup_ = cgroup;
+    extra_ = extra;
+  }
   void add(double value, LabelList labels) override {
     auto& m = next(labels);
     switch (family_.type) {
@@ -281,8 +283,8 @@ class FamilySink final : public SampleSink {
     return m;
   }
   prometheus::MetricFamily& family_;
-  const std::string* cgroup_;
-  const Labels* extra_;
+  const std::string* cgroup_ = nullptr;
+  const Labels* extra_ = nullptr;
 };
 
 // The text sink: writes samples as they come. The family header is written
@@ -382,7 +384,7 @@ class TextSink final : public SampleSink {
 };
 
 // Runs every getter of the table over the snapshot, per family: `make(def)`
-// gives the family's sink, `bind(sink, cgroup, extra)` points it at a cgroup.
+// gives the family's sink, whose bind(cgroup, extra) points it at a cgroup.
 template <typename MakeSink>
 void for_each_family(const ScrapeContext& ctx, MakeSink&& make) {
   SampleSink::Labels labels;
@@ -407,19 +409,6 @@ void for_each_family(const ScrapeContext& ctx, MakeSink&& make) {
   }
 }
 
-// FamilySink with the bind() the iteration needs.
-class BoundFamilySink final : public SampleSink {
- public:
-  explicit BoundFamilySink(prometheus::MetricFamily& f) : family_(f) {}
-  void bind(const std::string* cgroup, const SampleSink::Labels* extra) { inner_.emplace(family_, cgroup, extra); }
-  void add(double v, LabelList l) override { inner_->add(v, l); }
-  void add_histogram(const prometheus::ClientMetric::Histogram& h) override { inner_->add_histogram(h); }
-
- private:
-  prometheus::MetricFamily& family_;
-  std::optional<FamilySink> inner_;
-};
-
 }  // namespace
 
 std::span<const MetricDef> metric_table() noexcept { return kTable; }
@@ -427,10 +416,10 @@ std::span<const MetricDef> metric_table() noexcept { return kTable; }
 std::vector<prometheus::MetricFamily> collect_families(const ScrapeContext& ctx) {
   std::vector<prometheus::MetricFamily> out;
   out.reserve(std::size(kTable));
-  std::vector<std::unique_ptr<BoundFamilySink>> sinks;
+  std::vector<std::unique_ptr<FamilySink>> sinks;
   for_each_family(ctx, [&](const MetricDef& def) {
     out.push_back(prometheus::MetricFamily{std::string(def.name), std::string(def.help), def.type, {}});
-    sinks.push_back(std::make_unique<BoundFamilySink>(out.back()));
+    sinks.push_back(std::make_unique<FamilySink>(out.back()));
     return sinks.back().get();
   });
   std::erase_if(out, [](const prometheus::MetricFamily& f) { return f.metric.empty(); });

@@ -101,15 +101,6 @@ static_assert(std::size(kEventNames) == ev_count);
 
 }  // namespace
 
-std::string_view to_string(StatKind kind) noexcept {
-  switch (kind) {
-    case bytes: return "bytes";
-    case events: return "events";
-    case count: return "count";
-  }
-  return "count";
-}
-
 std::span<const StatKeyInfo> stat_keys() noexcept { return kStatKeys; }
 
 const KeyTable& stat_key_table() noexcept {

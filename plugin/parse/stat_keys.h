@@ -17,8 +17,6 @@ namespace memcg::parse {
 
 enum class StatKind : unsigned char { bytes, events, count };
 
-std::string_view to_string(StatKind kind) noexcept;
-
 struct StatKeyInfo {
   std::string_view name;
   StatKind kind;
