@@ -208,7 +208,14 @@ void Collector::probe(Entry& e, TimePoint now, cache::ProbeDelta& delta, bool& e
       out = v->value;
     return true;
   };
-  if (!read_single(e.current, FileKind::current, p.current) || !read_single(e.swap, FileKind::swap_current, p.swap)) {
+  const ProbeValues* prev = e.has_probe ? &e.probe : nullptr;
+  // Without swap space on the host a cgroup's swap usage can only fall (swapoff
+  // pulls pages back in) and stays 0 once it got there, so that read is skipped:
+  // on a swapless host (most Kubernetes nodes) an idle probe is one pread.
+  const bool swap_known_zero = !host_swap_ && prev && prev->swap == uint64_t{0};
+  if (swap_known_zero) p.swap = uint64_t{0};
+  if (!read_single(e.current, FileKind::current, p.current) ||
+      (!swap_known_zero && !read_single(e.swap, FileKind::swap_current, p.swap))) {
     e.gone = true;
     return;
   }
@@ -225,7 +232,6 @@ void Collector::probe(Entry& e, TimePoint now, cache::ProbeDelta& delta, bool& e
     }
     return true;
   };
-  const ProbeValues* prev = e.has_probe ? &e.probe : nullptr;
   // memory.events: every pass, or, when polled, only after the kernel flagged a change.
   const int efd = e.events.get();
   const bool read_events = !prev || !e.events_polled || (efd >= 0 && static_cast<size_t>(efd) < ready_.size() && ready_[static_cast<size_t>(efd)]);
@@ -389,6 +395,7 @@ PassReport Collector::run_pass() {
     last_rescan_ = now;
   }
   refresh_records(report.rescanned, now, report);
+  host_swap_ = io_.host_has_swap();
   mark_forced();
   poll_events();
 

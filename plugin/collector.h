@@ -85,6 +85,7 @@ class Collector {
   uint64_t passes_ = 0;
   uint64_t limited_ = 0, no_memory_ = 0;
   bool root_ok_ = true;
+  bool host_swap_ = true;  // the host has swap space (asked every pass)
 
   // Totals exported as counters.
   std::array<uint64_t, kFileKindCount> read_errors_{}, parse_errors_{};

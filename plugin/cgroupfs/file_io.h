@@ -1,6 +1,7 @@
-// The one system call the per-tick path makes, behind a seam: production uses
-// pread(2); tests substitute failures (EIO, EACCES, ENODEV) that a fixture tree
-// of regular files cannot produce by itself.
+// The system calls the per-tick path makes, behind a seam: production uses
+// pread(2) and sysinfo(2); tests substitute failures (EIO, EACCES, ENODEV) and
+// host facts (swap on or off) that a fixture tree of regular files cannot
+// produce by itself.
 #pragma once
 
 #include <sys/types.h>
@@ -14,6 +15,9 @@ class FileIo {
   virtual ~FileIo() = default;
   // Same contract as pread(2): bytes read, or -1 with errno set.
   virtual ssize_t pread(int fd, char* buf, size_t len, off_t offset) noexcept = 0;
+  // Whether the host has any swap space now (sysinfo's totalswap > 0; swap
+  // devices, swap files and zram alike). Asked once per pass.
+  virtual bool host_has_swap() noexcept = 0;
 
   static FileIo& system() noexcept;
 };

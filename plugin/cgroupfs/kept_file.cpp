@@ -1,6 +1,7 @@
 #include "plugin/cgroupfs/kept_file.h"
 
 #include <fcntl.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +16,10 @@ class SystemIo final : public FileIo {
     do n = ::pread(fd, buf, len, offset);
     while (n < 0 && errno == EINTR);
     return n;
+  }
+  bool host_has_swap() noexcept override {
+    struct sysinfo si {};
+    return ::sysinfo(&si) != 0 || si.totalswap > 0;  // unknown: assume swap, read the files
   }
 };
 

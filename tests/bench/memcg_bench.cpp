@@ -41,6 +41,7 @@
 #include "plugin/cgroupfs/rlimit.h"
 #include "plugin/collector.h"
 #include "tests/fixtures/tree.h"
+#include "tests/unit/alloc_counter.h"
 
 using namespace memcg;
 using namespace std::chrono_literals;
@@ -105,6 +106,7 @@ Layout build(fixtures::Tree& tree, int n) {
 
 struct ModeResult {
   double reads = 0, cpu = 0, max_reads = 0;
+  double allocs = 0;  // heap allocations made during the passes
 };
 
 struct Row {
@@ -221,8 +223,15 @@ int main(int argc, char** argv) {
         Collector& col = (t + m) % 2 ? naive : cached;
         ModeResult& res = (t + m) % 2 ? row.naive : row.cached;
         const double t0 = thread_cpu_seconds();
-        const auto r = col.run_pass();
+        size_t allocs = 0;
+        PassReport r;
+        {
+          memcg::testing::AllocationCounter counter;
+          r = col.run_pass();
+          allocs = counter.count();
+        }
         res.cpu += thread_cpu_seconds() - t0;
+        res.allocs += static_cast<double>(allocs);
         res.reads += static_cast<double>(r.reads);
         res.max_reads = std::max(res.max_reads, static_cast<double>(r.reads));
       }
@@ -256,6 +265,12 @@ int main(int argc, char** argv) {
                 r.naive.reads / std::max(1.0, r.cached.reads), r.cached.max_reads, r.cached.cpu / T * 1e3,
                 r.naive.cpu / T * 1e3, r.floor_cpu / T * 1e3, r.cached.cpu / r.floor_cpu, r.scrape_cpu * 1e3,
                 r.scrape_cpu_pcpp * 1e3, r.scrape_bytes / 1e6);
+  }
+  std::printf("\n| busy | heap allocations per pass, cached | per cgroup | naive | per cgroup |\n|---|---|---|---|---|\n");
+  for (const auto& r : rows) {
+    const double T = ticks, N = static_cast<double>(total);
+    std::printf("| %g %% | %.1f | %.4f | %.1f | %.4f |\n", r.busy_pct, r.cached.allocs / T, r.cached.allocs / T / N,
+                r.naive.allocs / T, r.naive.allocs / T / N);
   }
   std::printf("\nRSS at the end (both collectors, the tree's specs and the last scrape): %.0f MiB\n", rss_mib());
   for (int fd : floor_fds) ::close(fd);

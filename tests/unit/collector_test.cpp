@@ -41,7 +41,9 @@ class FaultyIo final : public cgroupfs::FileIo {
     }
     return cgroupfs::FileIo::system().pread(fd, buf, len, off);
   }
+  bool host_has_swap() noexcept override { return swap_; }
   std::map<std::string, int> faults_;
+  bool swap_ = true;
 };
 
 class CollectorTest : public ::testing::Test {
@@ -225,6 +227,31 @@ TEST_F(CollectorTest, SwapChangeCounts) {
   tree.set_swap("b", 8192);
   pass(*c);
   EXPECT_EQ(reads(*c, "b", ReadReason::threshold), 1u);
+}
+
+TEST_F(CollectorTest, SwaplessHostStopsReadingSwapOnceItIsZero) {
+  tree.set_swap("a/x", 3 << 20);  // swapped out before swapoff
+  io.swap_ = false;
+  auto c = make();
+  pass(*c);
+  EXPECT_EQ(view(*c, "a/x").probe.swap, uint64_t{3 << 20});
+  EXPECT_EQ(view(*c, "b").probe.swap, uint64_t{0});
+  // swapoff brings a/x's pages back: read until it reaches 0.
+  tree.set_swap("a/x", 0);
+  pass(*c);
+  EXPECT_EQ(view(*c, "a/x").probe.swap, uint64_t{0});
+  // Without swap space neither can grow again; a file that says otherwise is
+  // not read any more (the kernel cannot produce it).
+  tree.set_swap("a/x", 4096);
+  tree.set_swap("b", 4096);
+  pass(*c);
+  EXPECT_EQ(view(*c, "a/x").probe.swap, uint64_t{0});
+  EXPECT_EQ(view(*c, "b").probe.swap, uint64_t{0});
+  // swapon: read again at the next pass.
+  io.swap_ = true;
+  pass(*c);
+  EXPECT_EQ(view(*c, "a/x").probe.swap, uint64_t{4096});
+  EXPECT_EQ(view(*c, "b").probe.swap, uint64_t{4096});
 }
 
 TEST_F(CollectorTest, MemoryEventsTriggerARead) {
