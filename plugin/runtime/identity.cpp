@@ -85,6 +85,10 @@ Identity identify(std::string_view path) {
     if (end > start) parts.push_back(path.substr(start, end - start));
     start = end + 1;
   }
+  if (parts.empty()) {  // only slashes: the root again (found by fuzzing)
+    id.runtime = "raw";
+    return id;
+  }
   const PathView view{parts};
   kubernetes_context(view, id);
   if (is_unit(view.leaf())) id.unit = unescape_unit(view.leaf());

@@ -88,6 +88,7 @@ TEST(Identify, EveryLayout) {
       {"system.slice/docker-" + kId.substr(0, 11) + ".scope", {"systemd", "", "", "", "docker-" + kId.substr(0, 11) + ".scope"}},
       {"kubepods/burstable/podnot-a-uid/" + kId, {"raw", "", "", "burstable", ""}},
       {"machine.slice/machine.scope", {"systemd", "", "", "", "machine.scope"}},
+      {"//", {"raw", "", "", "", ""}},  // no component at all (found by fuzzing)
   };
   for (const auto& c : cases) EXPECT_EQ(identify(c.path), c.want) << c.path;
 }
