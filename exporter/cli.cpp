@@ -17,6 +17,8 @@ Options:
                             cgroup2 is accepted only when given here, e.g. a fixture tree)
   --web.listen-address ADDR address to serve metrics on, e.g. ":9756" or
                             "127.0.0.1:9756" (repeatable; default :9756)
+  --web.config.file FILE    TLS, client certificates, basic auth and headers, in
+                            the Prometheus web-config format (YAML)
   --once                    run one full collection pass, print it as JSON, exit
   --check-config            validate the configuration, print the effective rules, exit
   --log-level LEVEL         debug, info, notice, warning or error (default info)
@@ -70,6 +72,8 @@ std::optional<Options> parse_args(int argc, char** argv, std::string& error) {
       std::string v;
       ok = value(v);
       if (ok) o.listen.push_back(v);
+    } else if (a == "--web.config.file") {
+      ok = value(o.web_config_path);
     } else if (a == "--once") {
       ok = flag(o.once);
     } else if (a == "--check-config") {

@@ -18,6 +18,7 @@ struct Options {
   bool version = false;
   LogLevel log_level = LogLevel::info;
   std::vector<std::string> listen;  // --web.listen-address (repeatable)
+  std::string web_config_path;      // --web.config.file; empty: plain HTTP, no auth
 };
 
 // Parses argv. On error returns nullopt and sets `error` (exit code 64).

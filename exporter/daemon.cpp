@@ -87,7 +87,8 @@ std::string describe_ports(const HttpServer& http) {
 
 }  // namespace
 
-int run_daemon(const Options& opts, config::Config cfg, const std::string& root, const cgroupfs::FdLimit& fds) {
+int run_daemon(const Options& opts, config::Config cfg, const std::string& root, const cgroupfs::FdLimit& fds,
+               const WebConfigFile* web_file) {
   // Signals are taken synchronously by this loop (sigtimedwait). They are
   // blocked before any thread starts, so CivetWeb's workers inherit the mask
   // and a SIGTERM can only ever be received here.
@@ -109,12 +110,15 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
   backend.status().reload_success_unix.store(unix_now());
   std::unique_ptr<HttpServer> http;
   try {
-    http = std::make_unique<HttpServer>(cfg.web, backend);
+    http = std::make_unique<HttpServer>(cfg.web, backend, web_file);
   } catch (const std::exception& e) {
     log_error(e.what());
     return 1;
   }
-  log_info("listening on " + describe_ports(*http));
+  log_info("listening on " + describe_ports(*http) +
+           (web_file ? std::string(web_file->tls ? " with TLS" : " without TLS") +
+                           (web_file->basic_auth_users.empty() ? "" : ", basic auth") + " (" + web_file->path + ")"
+                     : ""));
 
   uint64_t last_limited = 0;
   bool root_ok = true;
@@ -173,6 +177,17 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
         } else {
           backend.status().reload_ok.store(false);
           log_error("configuration reload failed, keeping the previous configuration: " + error);
+        }
+        // TLS and auth are set up with the listener; a changed web config is
+        // checked now (so a broken one is heard of before the next restart)
+        // and applies at the next restart.
+        if (!opts.web_config_path.empty()) {
+          try {
+            (void)load_web_config(opts.web_config_path);
+            log_info("web config " + opts.web_config_path + " is valid; changes to it take effect at the next restart");
+          } catch (const WebConfigError& e) {
+            log_error(std::string("web config is invalid, the running TLS and auth settings are kept: ") + e.what());
+          }
         }
         notifier.ready("configuration reloaded");
         continue;

@@ -4,15 +4,22 @@
 #include <malloc.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <thread>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
+#include "exporter/basic_auth.h"
 #include "exporter/gzip.h"
 #include "exporter/landing_page.h"
 #include "exporter/version.h"
@@ -29,9 +36,22 @@ std::string_view uri_of(mg_connection* conn) {
   return ri && ri->local_uri ? ri->local_uri : "";
 }
 
+// What every response carries besides its own headers: the web config's
+// http_server_config.headers. Reached through CivetServer's user context.
+struct ServerContext {
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+const ServerContext* server_context(mg_connection* conn) {
+  auto* server = static_cast<const CivetServer*>(mg_get_user_data(mg_get_context(conn)));
+  return server ? static_cast<const ServerContext*>(server->getUserContext()) : nullptr;
+}
+
 void respond(mg_connection* conn, int code, std::string_view type, std::string_view body,
              std::string_view encoding = {}, std::string_view extra_name = {}, std::string_view extra_value = {}) {
   mg_response_header_start(conn, code);
+  if (const ServerContext* ctx = server_context(conn))
+    for (const auto& [name, value] : ctx->headers) mg_response_header_add(conn, name.c_str(), value.c_str(), -1);
   mg_response_header_add(conn, "Content-Type", type.data(), static_cast<int>(type.size()));
   const std::string len = std::to_string(body.size());
   mg_response_header_add(conn, "Content-Length", len.c_str(), -1);
@@ -145,13 +165,61 @@ class RefreshRoute final : public Route {
   WebBackend& b_;
 };
 
+// Every path needs valid credentials when basic_auth_users is set (as with
+// Prometheus' own exporters); a failure gets 401 and a challenge.
+class AuthHandler final : public CivetAuthHandler {
+ public:
+  explicit AuthHandler(std::map<std::string, std::string> users) : auth_(std::move(users)) {}
+  bool authorize(CivetServer*, mg_connection* c) override {
+    const char* h = mg_get_header(c, "Authorization");
+    if (auth_.check(h ? h : "")) return true;
+    respond(c, 401, "text/plain; charset=utf-8", "401 unauthorized\n", {}, "WWW-Authenticate",
+            "Basic realm=\"memcg-exporter\", charset=\"UTF-8\"");
+    return false;
+  }
+
+ private:
+  BasicAuth auth_;
+};
+
+// CivetWeb wants the key and the certificate in one PEM file; the web config
+// names two. They are joined in an anonymous memory file (never on disk) that
+// CivetWeb opens by its /proc path while it sets up TLS.
+class JoinedPem {
+ public:
+  JoinedPem(const std::string& key_file, const std::string& cert_file) {
+    fd_ = ::memfd_create("memcg-exporter-tls", MFD_CLOEXEC);
+    if (fd_ < 0) throw std::runtime_error(std::string("memfd_create: ") + std::strerror(errno));
+    for (const auto* f : {&key_file, &cert_file}) {
+      std::ifstream in(*f, std::ios::binary);
+      if (!in) throw std::runtime_error("cannot read " + *f + ": " + std::strerror(errno));
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      std::string text = std::move(ss).str();
+      if (!text.empty() && text.back() != '\n') text.push_back('\n');
+      if (::write(fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+        throw std::runtime_error(std::string("memfd write: ") + std::strerror(errno));
+      std::fill(text.begin(), text.end(), '\0');
+    }
+  }
+  ~JoinedPem() { ::close(fd_); }
+  JoinedPem(const JoinedPem&) = delete;
+  JoinedPem& operator=(const JoinedPem&) = delete;
+  std::string path() const { return "/proc/self/fd/" + std::to_string(fd_); }
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace
 
 struct HttpServer::Handlers {
   std::vector<std::unique_ptr<Route>> routes;
+  ServerContext context;
+  std::unique_ptr<AuthHandler> auth;
 };
 
-std::string civetweb_ports(const std::vector<std::string>& listen, bool ipv6_available) {
+std::string civetweb_ports(const std::vector<std::string>& listen, bool ipv6_available, bool tls) {
   std::string out;
   for (const auto& a : listen) {
     if (!out.empty()) out += ",";
@@ -160,14 +228,18 @@ std::string civetweb_ports(const std::vector<std::string>& listen, bool ipv6_ava
       out += (ipv6_available ? "+" : "") + a.substr(1);
     else
       out += a;
+    if (tls) out += "s";  // CivetWeb: this port speaks TLS only
   }
   return out;
 }
 
-HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend) : handlers_(std::make_unique<Handlers>()) {
+HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend, const WebConfigFile* web_file)
+    : handlers_(std::make_unique<Handlers>()) {
   const bool ipv6 = mg_check_feature(8) != 0 && ::access("/proc/net/if_inet6", F_OK) == 0;
-  const std::vector<std::string> options = {
-      "listening_ports", civetweb_ports(web.listen, ipv6),
+  const bool tls = web_file && web_file->tls;
+  const std::string ports = civetweb_ports(web.listen, ipv6, tls);
+  std::vector<std::string> options = {
+      "listening_ports", ports,
       "num_threads", std::to_string(web.max_connections),
       "request_timeout_ms", "10000",      // a slow client cannot hold a worker for long
       "max_request_size", "16384",        // request line + headers
@@ -175,6 +247,19 @@ HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend) : hand
       "keep_alive_timeout_ms", "60000",   // Prometheus reuses its connection between scrapes
       "enable_directory_listing", "no",
   };
+  std::unique_ptr<JoinedPem> pem;
+  if (tls) {
+    const TlsServerConfig& t = web_file->tls_server;
+    if (!mg_check_feature(MG_FEATURES_SSL)) throw std::runtime_error("this CivetWeb build has no TLS support");
+    pem = std::make_unique<JoinedPem>(t.key_file, t.cert_file);
+    // ssl_protocol_version: 2 = TLS 1.0 and newer ... 5 = TLS 1.3 only.
+    options.insert(options.end(), {"ssl_certificate", pem->path(), "ssl_certificate_chain", t.cert_file,
+                                   "ssl_protocol_version", std::to_string(t.min_version - 8)});
+    if (t.client_auth != ClientAuth::none)
+      options.insert(options.end(), {"ssl_verify_peer", t.client_auth == ClientAuth::require_and_verify ? "yes" : "optional",
+                                     "ssl_ca_file", t.client_ca_file, "ssl_default_verify_paths", "no"});
+  }
+  if (web_file) handlers_->context.headers = web_file->headers;
   auto& r = handlers_->routes;
   WebBackend* b = &backend;
   r.push_back(get_route("/metrics", [b, last_size = std::make_shared<std::atomic<size_t>>(0)](mg_connection* c) mutable {
@@ -220,12 +305,16 @@ HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend) : hand
   }));
 
   try {
-    server_ = std::make_unique<CivetServer>(options);
+    server_ = std::make_unique<CivetServer>(options, nullptr, &handlers_->context);
   } catch (const CivetException& e) {
-    throw std::runtime_error(std::string("cannot listen on ") + civetweb_ports(web.listen, ipv6) + ": " + e.what());
+    throw std::runtime_error(std::string("cannot listen on ") + ports + (tls ? " with TLS" : "") + ": " + e.what());
   }
   if (!server_->getContext())
-    throw std::runtime_error("cannot listen on " + civetweb_ports(web.listen, ipv6));
+    throw std::runtime_error("cannot listen on " + ports + (tls ? " with TLS" : ""));
+  if (web_file && !web_file->basic_auth_users.empty()) {
+    handlers_->auth = std::make_unique<AuthHandler>(web_file->basic_auth_users);
+    server_->addAuthHandler("/", handlers_->auth.get());  // a prefix: every path
+  }
   // "/" is registered last so the specific routes take their paths.
   for (auto& route : r) server_->addHandler(route->path(), route.get());
 }

@@ -13,6 +13,7 @@
 
 #include "config/config.h"
 #include "exporter/web_backend.h"
+#include "exporter/web_config.h"
 
 class CivetServer;
 
@@ -26,8 +27,9 @@ struct ListenPort {
 class HttpServer {
  public:
   // Starts listening; throws std::runtime_error (with CivetWeb's reason) when
-  // an address cannot be bound.
-  HttpServer(const config::WebConfig& web, WebBackend& backend);
+  // an address cannot be bound or TLS cannot be set up. `web_file` (the
+  // --web.config.file): TLS, basic auth and extra headers; null for none.
+  HttpServer(const config::WebConfig& web, WebBackend& backend, const WebConfigFile* web_file = nullptr);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -42,6 +44,6 @@ class HttpServer {
 
 // CivetWeb's listening_ports value for our listen addresses (":9756" = every
 // address, IPv6 too when the host has it).
-std::string civetweb_ports(const std::vector<std::string>& listen, bool ipv6_available);
+std::string civetweb_ports(const std::vector<std::string>& listen, bool ipv6_available, bool tls = false);
 
 }  // namespace memcg::exporter

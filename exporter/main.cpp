@@ -11,6 +11,7 @@
 #include "exporter/log.h"
 #include "exporter/setup.h"
 #include "exporter/version.h"
+#include "exporter/web_config.h"
 #include "plugin/cgroupfs/rlimit.h"
 #include "plugin/collector.h"
 #include "plugin/snapshot_json.h"
@@ -45,8 +46,20 @@ int main(int argc, char** argv) {
     std::cerr << "memcg-exporter: configuration error: " << error << "\n";
     return kExitConfig;
   }
+  std::optional<WebConfigFile> web_file;
+  if (!opts->web_config_path.empty()) {
+    try {
+      web_file = load_web_config(opts->web_config_path);
+    } catch (const WebConfigError& e) {
+      std::cerr << "memcg-exporter: web configuration error: " << e.what() << "\n";
+      return kExitConfig;
+    }
+  }
   if (opts->check_config) {
     std::cout << config::describe(*cfg);
+    if (web_file)
+      std::cout << "web config " << web_file->path << ": tls=" << (web_file->tls ? "on" : "off")
+                << " basic_auth_users=" << web_file->basic_auth_users.size() << " headers=" << web_file->headers.size() << "\n";
     return 0;
   }
 
@@ -67,5 +80,5 @@ int main(int argc, char** argv) {
     std::cout << out;
     return 0;
   }
-  return run_daemon(*opts, std::move(*cfg), *root, fds);
+  return run_daemon(*opts, std::move(*cfg), *root, fds, web_file ? &*web_file : nullptr);
 }

@@ -20,7 +20,8 @@ for f in ./usr/bin/memcg-exporter ./lib/systemd/system/memcg-exporter.service ./
          ./usr/share/doc/memcg-exporter/changelog.gz ./usr/share/doc/memcg-exporter/config.example.toml \
          ./usr/libexec/memcg-exporter/memcg-exporter-oci-hook \
          ./usr/share/containers/oci/hooks.d/memcg-exporter-create.json \
-         ./usr/share/containers/oci/hooks.d/memcg-exporter-poststop.json; do
+         ./usr/share/containers/oci/hooks.d/memcg-exporter-poststop.json \
+         ./usr/lib/x86_64-linux-gnu/memcg-exporter/libssl.so ./usr/lib/x86_64-linux-gnu/memcg-exporter/libcrypto.so; do
   check grep -qxF "$f" <<<"$contents"
 done
 check test "$(dpkg-deb --field "$deb" Package)" = memcg-exporter
@@ -58,6 +59,12 @@ for h in create poststop; do
   check python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['hook']['path']=='/usr/libexec/memcg-exporter/memcg-exporter-oci-hook' and d['version']=='1.0.0'" \
     "$root/usr/share/containers/oci/hooks.d/memcg-exporter-$h.json"
 done
+
+# CivetWeb's dlopen("libssl.so") finds the private pair through the binary's
+# DT_RPATH (not RUNPATH, which would not apply to libcivetweb's dlopen).
+check grep -q "(RPATH).*\[/usr/lib/x86_64-linux-gnu/memcg-exporter\]" <<<"$(readelf -d "$root/usr/bin/memcg-exporter")"
+check grep -q "NEEDED.*libssl.so.3" <<<"$(readelf -d "$root/usr/lib/x86_64-linux-gnu/memcg-exporter/libssl.so")"
+check grep -q "libssl3" <<<"$(dpkg-deb --field "$deb" Depends)"
 
 # The config the package ships must load.
 check "$root/usr/bin/memcg-exporter" --config "$root/etc/memcg-exporter/config.toml" --check-config >/dev/null

@@ -1,0 +1,45 @@
+#!/bin/sh
+# /init of the benchmark initramfs (tests/vm/run-bench.sh).
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs -o size=3g tmp /tmp
+mount -t cgroup2 none /sys/fs/cgroup
+CG=/sys/fs/cgroup
+n=10000
+ticks=40
+for a in $(cat /proc/cmdline); do
+  case $a in
+    memcg_bench_n=*) n=${a#*=} ;;
+    memcg_bench_ticks=*) ticks=${a#*=} ;;
+  esac
+done
+echo "VMBENCH kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) vCPUs, $n cgroups, $ticks ticks"
+ulimit -n 1048576 || { echo "VMBENCH cannot raise RLIMIT_NOFILE"; memcg-vmload exit 1; }
+echo "+memory" > $CG/cgroup.subtree_control
+mkdir $CG/agent
+echo $$ > $CG/agent/cgroup.procs
+rc=0
+
+echo "VMBENCH synthetic tree on tmpfs"
+memcg-bench --cgroups "$n" --ticks "$ticks" --dir /tmp/bench 2>&1 | sed 's/^/VMBENCH /' || rc=1
+
+# Real cgroups, shaped like a node: bench / 3 QoS slices / pods / 3 containers.
+pods=$(( (n - 4) / 4 ))
+echo "VMBENCH creating $((pods * 4 + 4)) real cgroups"
+mkdir $CG/bench
+echo +memory > $CG/bench/cgroup.subtree_control
+for q in 0 1 2; do
+  mkdir $CG/bench/q$q
+  echo +memory > $CG/bench/q$q/cgroup.subtree_control
+done
+seq 0 $((pods - 1)) | awk -v cg=$CG/bench '{print cg "/q" ($1 % 3) "/pod" $1}' | xargs mkdir
+for d in $CG/bench/q*/pod*; do echo +memory > $d/cgroup.subtree_control; done
+seq 0 $((pods - 1)) | awk -v cg=$CG/bench '{for (c = 0; c < 3; c++) print cg "/q" ($1 % 3) "/pod" $1 "/c" c}' | xargs mkdir
+echo "VMBENCH real cgroups: $(find $CG/bench -type d | wc -l)"
+memcg-bench --use-root $CG/bench --ticks "$ticks" 2>&1 | sed 's/^/VMBENCH /' || rc=1
+echo "VMBENCH done rc=$rc"
+memcg-vmload exit $rc
+poweroff -f

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The large-tree benchmark inside a real kernel (QEMU, software emulation),
+# where the guest's root may raise RLIMIT_NOFILE as far as two collectors over
+# N cgroups need (13 fds per cgroup): memcg-bench over N synthetic cgroups on
+# tmpfs (all busy scenarios), then over N real, idle cgroups (read only).
+# Informational: prints the tables, asserts nothing but that both runs finish.
+# Usage: tests/vm/run-bench.sh BUILD_DIR [N=10000] [TICKS=40]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "$1" && pwd)
+n=${2:-10000}
+ticks=${3:-40}
+. "$here/lib.sh"
+
+vm_packages qemu-system-x86 busybox-static
+kernel=$(vm_kernel)
+work=$(mktemp -d /tmp/memcg-vmb.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+ir="$work/ir"
+mkdir -p "$ir"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,etc}
+cp /bin/busybox "$ir/bin/"
+ln -s busybox "$ir/bin/sh"
+vm_copy_with_libs "$build/tests/memcg-bench" "$ir" bin
+install -m755 "$build/tests/memcg-vmload" "$ir/bin/"
+install -m755 "$here/bench-init.sh" "$ir/init"
+# The synthetic tree's real memory.stat bodies, where the binary looks for them.
+fixtures="$here/../fixtures/kernel-6.1"
+mkdir -p "$ir$(cd "$fixtures" && pwd)"
+cp -r "$fixtures/." "$ir$(cd "$fixtures" && pwd)/"
+(cd "$ir" && find . | busybox cpio -o -H newc 2>/dev/null) | gzip -1 > "$work/initramfs.gz"
+
+vm_log "booting $(basename "$kernel"): memcg-bench over $n cgroups, $ticks ticks"
+set +e
+# 6 GiB: the tmpfs tree, N real memcgs and two collectors' state.
+timeout 3600 "${VM_QEMU[@]}" -m 6144 -kernel "$kernel" -initrd "$work/initramfs.gz" \
+  -append "console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks" </dev/null > "$work/serial.log" 2>&1
+rc=$?
+set -e
+grep -E '^(VMBENCH|memcg-bench|\|)' "$work/serial.log" || true
+if [ "$rc" != 1 ]; then
+  vm_log "benchmark VM FAILED (qemu exit $rc); serial log:"
+  tail -n 40 "$work/serial.log"
+  exit 1
+fi
