@@ -59,6 +59,9 @@ struct WebConfig {
   std::vector<std::string> listen{":9756"};  // ":PORT" = every address, "HOST:PORT", "[V6]:PORT"
   bool refresh_api = false;                  // POST /api/v1/refresh (forces memory.stat reads)
   uint32_t max_connections = 8;              // concurrent requests served; more wait in the queue
+  // Longest a client may take to send its request line and headers (total,
+  // not per byte: a slowloris trickle is cut off) and to read the response.
+  Duration request_timeout = std::chrono::seconds(10);
 };
 
 struct ContainersConfig {

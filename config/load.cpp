@@ -208,7 +208,7 @@ class Loader {
   }
 
   void load_web(const toml::table& t, WebConfig& w) const {
-    check_keys(t, "web", {"listen", "refresh_api", "max_connections"});
+    check_keys(t, "web", {"listen", "refresh_api", "max_connections", "request_timeout"});
     if (auto* n = t.get("listen")) {
       auto arr = n->as_array();
       if (!arr || arr->empty()) fail(*n, "web.listen", "must be a non-empty array of addresses such as \":9756\"");
@@ -229,6 +229,11 @@ class Loader {
     }
     if (auto* n = t.get("max_connections"))
       w.max_connections = static_cast<uint32_t>(integer(*n, "web.max_connections", 1, 1024));
+    if (auto* n = t.get("request_timeout")) {
+      w.request_timeout = duration(*n, "web.request_timeout");
+      if (w.request_timeout < std::chrono::milliseconds(100) || w.request_timeout > std::chrono::minutes(5))
+        fail(*n, "web.request_timeout", "must be between 100ms and 5m");
+    }
   }
 
   void load_defaults(const toml::table& t, Settings& s) const {
@@ -297,7 +302,8 @@ std::string describe(const Config& c) {
   o << "\n";
   o << "web: listen=";
   for (size_t i = 0; i < c.web.listen.size(); ++i) o << (i ? "," : "") << c.web.listen[i];
-  o << " refresh_api=" << (c.web.refresh_api ? "on" : "off") << " max_connections=" << c.web.max_connections << "\n";
+  o << " refresh_api=" << (c.web.refresh_api ? "on" : "off") << " max_connections=" << c.web.max_connections
+    << " request_timeout=" << format_duration(c.web.request_timeout) << "\n";
   o << "containers: records_dir=" << (c.containers.records_dir.empty() ? "(off)" : c.containers.records_dir) << "\n";
   o << "metrics: identity_labels=";
   for (size_t i = 0; i < c.metrics.identity_labels.size(); ++i) o << (i ? "," : "") << c.metrics.identity_labels[i];

@@ -167,8 +167,9 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
         std::string error;
         if (auto next_cfg = load_config(opts.config_path, error)) {
           if (!opts.listen.empty()) next_cfg->web.listen = opts.listen;
-          if (next_cfg->web.listen != backend.config()->web.listen || next_cfg->web.max_connections != backend.config()->web.max_connections)
-            log_warning("web.listen and web.max_connections take effect at the next restart");
+          if (next_cfg->web.listen != backend.config()->web.listen || next_cfg->web.max_connections != backend.config()->web.max_connections ||
+              next_cfg->web.request_timeout != backend.config()->web.request_timeout)
+            log_warning("web.listen, web.max_connections and web.request_timeout take effect at the next restart");
           collector.set_config(*next_cfg);
           backend.set_config(std::move(*next_cfg));
           backend.status().reload_ok.store(true);

@@ -241,11 +241,16 @@ HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend, const 
   std::vector<std::string> options = {
       "listening_ports", ports,
       "num_threads", std::to_string(web.max_connections),
-      "request_timeout_ms", "10000",      // a slow client cannot hold a worker for long
+      // CivetWeb applies this to the whole request head, not per read: a client
+      // trickling bytes is cut off like a silent one.
+      "request_timeout_ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(web.request_timeout).count()),
       "max_request_size", "16384",        // request line + headers
       "enable_keep_alive", "yes",
       "keep_alive_timeout_ms", "60000",   // Prometheus reuses its connection between scrapes
       "enable_directory_listing", "no",
+      // Paths are matched exactly as sent: decoded, "/metrics%00.txt" would
+      // be cut at the NUL and served as /metrics. None of ours needs escapes.
+      "decode_url", "no",
   };
   std::unique_ptr<JoinedPem> pem;
   if (tls) {

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Hostile HTTP: slow clients (slowloris), many concurrent connections,
+oversized and malformed requests, path tricks. After each, /metrics must still
+answer and the exporter must still run."""
+import argparse, socket, threading, time
+from harness import Tree, Exporter, write_config, parse_metrics, run_tests
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--exporter", required=True)
+ap.add_argument("--fixture", required=True)
+args = ap.parse_args()
+
+WORKERS = 2
+CONFIG = f'[collector]\nprobe_interval = "200ms"\n[web]\nmax_connections = {WORKERS}\nrequest_timeout = "1s"\n'
+
+def raw(ex, data, timeout=5):
+    """Sends raw bytes, returns what the server answered before closing."""
+    with socket.create_connection(("127.0.0.1", ex.port), timeout=timeout) as s:
+        try:
+            s.sendall(data)
+        except OSError:
+            pass  # the server may close on us mid-send: that is an answer too
+        out = b""
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                out += chunk
+        except OSError:
+            pass
+        return out
+
+def status_of(answer):
+    return int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/1.") else None
+
+def scrape_ok(ex):
+    s, _, body = ex.get("/metrics")
+    return s == 200 and ("memcg_exporter_passes_total", ()) in parse_metrics(body.decode())
+
+def test_slow_clients_cannot_starve_scrapes():
+    tree = Tree(args.fixture)
+    with Exporter(args.exporter, tree.root, write_config(CONFIG)) as ex:
+        stop = threading.Event()
+        results = []
+
+        def slowloris():
+            # A request head that never ends: one header byte every 200 ms.
+            s = socket.create_connection(("127.0.0.1", ex.port), timeout=30)
+            t0 = time.time()
+            got = b""
+            try:
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+                while not stop.is_set():
+                    s.sendall(b"X")
+                    s.settimeout(0.2)
+                    try:
+                        chunk = s.recv(4096)
+                        if not chunk:
+                            break  # closed by the server
+                        got += chunk
+                    except socket.timeout:
+                        pass
+            except OSError:
+                pass
+            results.append((time.time() - t0, got))
+            s.close()
+
+        slow = [threading.Thread(target=slowloris) for _ in range(4 * WORKERS)]
+        for t in slow:
+            t.start()
+        time.sleep(0.3)  # every worker is now held by a slow client
+        latencies = []
+        for _ in range(5):
+            t0 = time.time()
+            assert scrape_ok(ex)
+            latencies.append(time.time() - t0)
+        stop.set()
+        for t in slow:
+            t.join(timeout=30)
+        # Every slow client was cut off (none got a response), and the scrapes
+        # all answered within Prometheus' default scrape timeout (10 s).
+        assert len(results) == len(slow), results
+        for held, got in results:
+            assert status_of(got) in (None, 408, 400), got[:80]
+        assert max(latencies) < 10, latencies
+        print(f"  scrape latencies with {len(slow)} slow clients on {WORKERS} workers: "
+              + " ".join(f"{l:.2f}s" for l in latencies))
+        assert ex.proc.poll() is None
+
+def test_many_concurrent_scrapes():
+    tree = Tree(args.fixture)
+    with Exporter(args.exporter, tree.root, write_config(CONFIG)) as ex:
+        ok = []
+        def worker():
+            for _ in range(5):
+                ok.append(scrape_ok(ex))
+        threads = [threading.Thread(target=worker) for _ in range(40)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert len(ok) == 200 and all(ok), (len(ok), ok.count(False))
+
+def test_oversized_and_malformed_requests():
+    tree = Tree(args.fixture)
+    with Exporter(args.exporter, tree.root, write_config(CONFIG)) as ex:
+        # A head over max_request_size (16 KiB): refused, never served.
+        big = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20000 + b"\r\n\r\n"
+        assert status_of(raw(ex, big)) in (None, 400, 413, 431)
+        # More header lines than the server parses: CivetWeb keeps the first 64
+        # and ignores the rest, so the count is bounded by that and the 16 KiB
+        # head; the request is served normally.
+        many = b"GET /metrics HTTP/1.1\r\nConnection: close\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(200)) + b"\r\n"
+        assert status_of(raw(ex, many)) == 200
+        for junk in (b"\x00\x01\x02\x03\r\n\r\n", b"GET\r\n\r\n", b"GET /metrics HTTP/9.9\r\n\r\n",
+                     b"BREW /metrics HTTP/1.1\r\nHost: x\r\n\r\n", b"GET metrics HTTP/1.1\r\n\r\n",
+                     b"GET /metrics HTTP/1.1\r\nContent-Length: -5\r\n\r\n",
+                     b"GET /metrics HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"):
+            assert status_of(raw(ex, junk)) != 200 or junk.startswith(b"GET /metrics HTTP/1.1"), junk
+        # No file serving, no directory listing, no path escapes.
+        for path in (b"/../../../../etc/passwd", b"/%2e%2e/%2e%2e/etc/passwd", b"/etc/passwd", b"/.git/config",
+                     b"/static/", b"/metrics%00.txt", b"//metrics/"):
+            answer = raw(ex, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert status_of(answer) in (400, 404), (path, answer[:100])
+            assert b"root:" not in answer
+        assert scrape_ok(ex) and ex.proc.poll() is None
+
+run_tests(globals())
