@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -47,26 +48,57 @@ const ServerContext* server_context(mg_connection* conn) {
   return server ? static_cast<const ServerContext*>(server->getUserContext()) : nullptr;
 }
 
+// Whether CivetWeb keeps the connection after this response (its
+// should_keep_alive(): keep-alive is on; HTTP/1.1 unless "Connection: close",
+// HTTP/1.0 only with "Connection: keep-alive").
+bool keeps_alive(mg_connection* conn) {
+  const mg_request_info* ri = mg_get_request_info(conn);
+  const char* c = mg_get_header(conn, "Connection");
+  auto has = [c](const char* token) { return c && strcasestr(c, token) != nullptr; };
+  if (c) return has("keep-alive") && !has("close");
+  return ri && ri->http_version && std::string_view(ri->http_version) == "1.1";
+}
+
+// The response head is written here rather than with mg_response_header_*:
+// CivetWeb 1.15 formats its Date header with gmtime(), whose static buffer
+// concurrent workers overwrite (a race ThreadSanitizer reports, and a
+// garbled Date header in practice). gmtime_r has no such buffer.
 void respond(mg_connection* conn, int code, std::string_view type, std::string_view body,
              std::string_view encoding = {}, std::string_view extra_name = {}, std::string_view extra_value = {}) {
-  mg_response_header_start(conn, code);
+  std::string head;
+  head.reserve(512);
+  head.append("HTTP/1.1 ").append(std::to_string(code)).append(" ").append(mg_get_response_code_text(conn, code)).append("\r\n");
+  auto add = [&head](std::string_view name, std::string_view value) {
+    head.append(name).append(": ").append(value).append("\r\n");
+  };
   if (const ServerContext* ctx = server_context(conn))
-    for (const auto& [name, value] : ctx->headers) mg_response_header_add(conn, name.c_str(), value.c_str(), -1);
-  mg_response_header_add(conn, "Content-Type", type.data(), static_cast<int>(type.size()));
-  const std::string len = std::to_string(body.size());
-  mg_response_header_add(conn, "Content-Length", len.c_str(), -1);
-  mg_response_header_add(conn, "Cache-Control", "no-store", -1);
-  mg_response_header_add(conn, "X-Content-Type-Options", "nosniff", -1);
+    for (const auto& [name, value] : ctx->headers) add(name, value);
+  add("Content-Type", type);
+  add("Content-Length", std::to_string(body.size()));
+  add("Cache-Control", "no-store");
+  add("X-Content-Type-Options", "nosniff");
   if (!encoding.empty()) {
-    mg_response_header_add(conn, "Content-Encoding", encoding.data(), static_cast<int>(encoding.size()));
-    mg_response_header_add(conn, "Vary", "Accept-Encoding", -1);
+    add("Content-Encoding", encoding);
+    add("Vary", "Accept-Encoding");
   }
-  if (!extra_name.empty())
-    mg_response_header_add(conn, std::string(extra_name).c_str(), extra_value.data(), static_cast<int>(extra_value.size()));
-  mg_response_header_send(conn);
+  if (!extra_name.empty()) add(extra_name, extra_value);
+  const time_t now = ::time(nullptr);
+  struct tm tm {};
+  char date[64];
+  if (gmtime_r(&now, &tm) && std::strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm) > 0) add("Date", date);
+  add("Connection", keeps_alive(conn) ? "keep-alive" : "close");
+  head.append("\r\n");
   const mg_request_info* ri = mg_get_request_info(conn);
-  if (ri && ri->request_method && std::string_view(ri->request_method) == "HEAD") return;
-  mg_write(conn, body.data(), body.size());
+  const bool is_head = ri && ri->request_method && std::string_view(ri->request_method) == "HEAD";
+  if (is_head || body.empty()) {
+    mg_write(conn, head.data(), head.size());
+  } else if (body.size() < 16384) {  // one write, one TCP segment for small bodies
+    head.append(body);
+    mg_write(conn, head.data(), head.size());
+  } else {
+    mg_write(conn, head.data(), head.size());
+    mg_write(conn, body.data(), body.size());
+  }
 }
 
 // Compresses when the client accepts gzip and the body is worth it.
@@ -153,7 +185,11 @@ class RefreshRoute final : public Route {
     auto g = config::Glob::compile(glob, &err);
     if (!g) return error(c, 400, "invalid glob: " + err);
     uint64_t matching = 0;
-    for (const auto& v : b_.snapshot()->cgroups) matching += g->matches(v.id->path) ? 1u : 0u;
+    // Held in a local: in `for (v : snapshot()->cgroups)` the shared_ptr
+    // temporary dies before the loop runs, and a pass publishing meanwhile
+    // frees the snapshot under it (found by the TSan concurrency test).
+    const auto snap = b_.snapshot();
+    for (const auto& v : snap->cgroups) matching += g->matches(v.id->path) ? 1u : 0u;
     b_.request_refresh(*g);
     std::string body = "{\"status\":\"accepted\",\"cgroup\":";
     append_json_escaped(body, glob);

@@ -62,7 +62,7 @@ Collector::Collector(std::string root, config::Config config, Clock& clock, cgro
       epoll_(::epoll_create1(EPOLL_CLOEXEC)) {
   auto empty = std::make_shared<Snapshot>();
   empty->root = root_;
-  latest_.store(std::move(empty));
+  latest_ = std::move(empty);
 }
 
 Collector::~Collector() {
@@ -500,7 +500,12 @@ void Collector::publish(TimePoint started) {
   pass_hist_.observe(to_seconds(snap->pass_duration));
   snap->pass_seconds = pass_hist_;
   if (records_) snap->records = records_->records();
-  latest_.store(std::move(snap), std::memory_order_release);
+  std::shared_ptr<const Snapshot> next = std::move(snap);
+  {
+    std::lock_guard lock(latest_mu_);
+    latest_.swap(next);
+  }
+  // The previous snapshot (now in next) is released here, outside the lock.
 }
 
 }  // namespace memcg

@@ -47,7 +47,10 @@ class Collector {
 
   // The latest published snapshot (an empty one with pass == 0 before the
   // first pass). Safe from any thread; never blocks the collector.
-  std::shared_ptr<const Snapshot> latest() const noexcept { return latest_.load(std::memory_order_acquire); }
+  std::shared_ptr<const Snapshot> latest() const noexcept {
+    std::lock_guard lock(latest_mu_);
+    return latest_;
+  }
 
   // Takes effect on the next pass, which rescans: new discovery filters apply,
   // every cgroup gets the settings of its (new) matching rule, and cached state
@@ -117,7 +120,11 @@ class Collector {
 
   std::unique_ptr<runtime::RecordStore> records_;  // null when containers.records_dir is ""
 
-  std::atomic<std::shared_ptr<const Snapshot>> latest_;
+  // A mutex held only to copy or swap the pointer (tens of nanoseconds), not
+  // std::atomic<shared_ptr>: libstdc++ 12 implements that with a lock bit
+  // ThreadSanitizer cannot see, and the TSan run is how races get caught here.
+  mutable std::mutex latest_mu_;
+  std::shared_ptr<const Snapshot> latest_;
 };
 
 }  // namespace memcg
