@@ -160,7 +160,10 @@ TEST_F(CollectorTest, MaxAgeRefreshesAreSpreadOverTime) {
     total += r;
   }
   EXPECT_EQ(total, 61u) << "each cgroup refreshed once in its first max_age";
-  EXPECT_LE(most, 10u) << "spread over the second half of the window, never the burst of 61";
+  // Phases are hashed from inode numbers, so the 61 reads land in the ~14
+  // passes of the window's second half like random throws: ~4 per pass, and
+  // a pass with 16 or more has a probability below 1e-4 (10 would be ~1 %).
+  EXPECT_LE(most, 15u) << "spread over the second half of the window, never the burst of 61";
 }
 
 TEST_F(CollectorTest, ReadBudgetPrefersOverdueThenUrgentAndCountsViolations) {
