@@ -113,6 +113,10 @@ void Collector::rescan(PassReport& report) {
   no_memory_ = found.no_memory;
   for (auto& err : found.errors)
     if (report.errors.size() < PassReport::kMaxErrors) report.errors.push_back(std::move(err));
+  // The root itself cannot be opened (unmounted, permissions changed,
+  // renamed): the walk saw nothing, which says nothing about the cgroups. Keep
+  // them; their kept-open fds still read (or report them gone one by one).
+  if (!found.root_ok) return;
 
   std::unordered_map<std::string_view, size_t> old_index;
   old_index.reserve(entries_.size());

@@ -3,6 +3,7 @@
 # emulation) boots an initramfs with the project's binaries and runs
 # memcg-vmcheck against memcg-exporter on a live cgroup v2 tree.
 # Usage: tests/vm/run-stage1.sh BUILD_DIR      (exit 0 = pass)
+# SOAK_SECONDS (default 60) sets the churn soak's length, e.g. 3600 for an hour.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
@@ -19,18 +20,18 @@ cp /bin/busybox "$ir/bin/"
 ln -s busybox "$ir/bin/sh"
 vm_copy_with_libs "$build/exporter/memcg-exporter" "$ir" bin
 vm_copy_with_libs "$build/exporter/memcg-exporter-oci-hook" "$ir" bin
-install -m755 "$build/tests/memcg-vmload" "$build/tests/memcg-vmcheck" "$ir/bin/"
+install -m755 "$build/tests/memcg-vmload" "$build/tests/memcg-vmcheck" "$build/tests/memcg-vmsoak" "$ir/bin/"
 vm_copy_with_libs "$build/tests/memcg-bench" "$ir" bin
 install -m755 "$here/stage1-init.sh" "$ir/init"
 (cd "$ir" && find . | busybox cpio -o -H newc 2>/dev/null) | gzip -1 > "$work/initramfs.gz"
 
 vm_log "booting $(basename "$kernel") with the stage-1 initramfs"
 set +e
-timeout 600 "${VM_QEMU[@]}" -kernel "$kernel" -initrd "$work/initramfs.gz" \
-  -append "console=ttyS0 panic=-1 quiet loglevel=2" </dev/null > "$work/serial.log" 2>&1
+timeout $((600 + ${SOAK_SECONDS:-60})) "${VM_QEMU[@]}" -kernel "$kernel" -initrd "$work/initramfs.gz" \
+  -append "console=ttyS0 panic=-1 quiet loglevel=2 memcg_soak_seconds=${SOAK_SECONDS:-60}" </dev/null > "$work/serial.log" 2>&1
 rc=$?
 set -e
-grep -E '^(VMSTAGE1|CHECK|VMCOST|VMBENCH|VMCHECK|age violation|current mismatch|stat out of bound|log:)' "$work/serial.log" || true
+grep -E '^(VMSTAGE1|CHECK|VMCOST|VMBENCH|VMCHECK|SOAK|age violation|current mismatch|stat out of bound|log:)' "$work/serial.log" || true
 # isa-debug-exit: guest writes v, QEMU exits (v << 1) | 1; 1 = verdict 0.
 if [ "$rc" != 1 ]; then
   vm_log "stage 1 FAILED (qemu exit $rc); serial log:"

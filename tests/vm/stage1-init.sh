@@ -89,6 +89,16 @@ if info | grep -q 'container_name=""' && [ ! -e /tmp/records/$KID.json ]; then
 else
   echo "CHECK container-record-removed FAIL $(info)"; rc=1
 fi
+# The churn soak: cgroups created and removed at 500/s while scraping every
+# 100 ms and reloading every 3 s; fds and RSS must stay flat.
+soak_seconds=60
+for a in $(cat /proc/cmdline); do case $a in memcg_soak_seconds=*) soak_seconds=${a#*=} ;; esac; done
+mkdir $CG/soak
+echo +memory > $CG/soak/cgroup.subtree_control
+sh -c 'echo $$ > /sys/fs/cgroup/agent/cgroup.procs && exec "$@"' sh memcg-vmsoak --port 9756 --root $CG/soak \
+  --cgroup-prefix soak --pid "$(pidof memcg-exporter)" --config /tmp/memcg.toml --seconds "$soak_seconds" \
+  --rate 500 --rescan 2 --probe 1 --reload 3 || rc=1
+grep -E 'level=(error|warning)' /tmp/exporter.log | tail -n 5 | sed 's/^/VMSTAGE1 soak log: /'
 # Informational: cached vs naive over 1000 real idle cgroups, real read costs.
 mkdir $CG/bench
 echo +memory > $CG/bench/cgroup.subtree_control

@@ -1,0 +1,234 @@
+// memcg-vmsoak: the churn soak, inside the real-kernel VM next to a running
+// memcg-exporter. For --seconds it at once
+//   churns   creates and removes real cgroups under --root at --rate ops/s
+//            (a create and a remove alternate, so ~--live cgroups exist),
+//   scrapes  /metrics every 100 ms: every scrape must answer 200, no counter
+//            rate may be negative, and a cgroup removed more than one rescan
+//            (+ one probe) ago must not be in it,
+//   reloads  the configuration every --reload seconds (SIGHUP, the file
+//            alternating between two variants),
+//   samples  the exporter's open fds and RSS every second.
+// Then it asserts fds and RSS stayed flat (the last third against the first
+// third after warm-up) and prints "SOAK ..." lines; exit 0 on pass.
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/vm/http_get.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+struct Options {
+  int port = 9756;
+  std::string root;         // the subtree to churn in (created if missing)
+  std::string cg_prefix;    // its path relative to the cgroup2 mount, as in the cgroup label
+  std::string config;       // the exporter's config file, rewritten before each reload
+  pid_t pid = 0;            // the exporter
+  double seconds = 60, rate = 500, rescan = 2, probe = 1, reload = 3;
+  int live = 200;
+};
+
+int g_failures = 0;
+void fail(const char* what, const std::string& detail) {
+  if (g_failures++ < 20) std::printf("SOAK FAIL %s %s\n", what, detail.c_str());
+}
+
+long count_fds(pid_t pid) {
+  long n = 0;
+  if (DIR* d = opendir(("/proc/" + std::to_string(pid) + "/fd").c_str())) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
+long rss_kib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string k;
+  long v = 0;
+  while (in >> k)
+    if (k == "VmRSS:" && (in >> v)) return v;
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--port") o.port = std::atoi(v.c_str());
+    else if (k == "--root") o.root = v;
+    else if (k == "--cgroup-prefix") o.cg_prefix = v;
+    else if (k == "--config") o.config = v;
+    else if (k == "--pid") o.pid = static_cast<pid_t>(std::atoi(v.c_str()));
+    else if (k == "--seconds") o.seconds = std::atof(v.c_str());
+    else if (k == "--rate") o.rate = std::atof(v.c_str());
+    else if (k == "--rescan") o.rescan = std::atof(v.c_str());
+    else if (k == "--probe") o.probe = std::atof(v.c_str());
+    else if (k == "--reload") o.reload = std::atof(v.c_str());
+    else if (k == "--live") o.live = std::atoi(v.c_str());
+    else {
+      std::fprintf(stderr, "memcg-vmsoak: unknown option %s\n", k.c_str());
+      return 64;
+    }
+  }
+  if (o.root.empty() || o.pid <= 0 || o.config.empty()) {
+    std::fprintf(stderr, "usage: memcg-vmsoak --root DIR --cgroup-prefix REL --pid PID --config FILE [--seconds S] [--rate OPS]\n");
+    return 64;
+  }
+  mkdir(o.root.c_str(), 0755);
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration<double>(o.seconds);
+  std::atomic<bool> stop{false};
+
+  // Removed cgroups and when, for the "gone within one rescan" check.
+  std::mutex mu;
+  std::map<std::string, Clock::time_point> removed;
+  std::atomic<long> ops{0}, op_errors{0};
+
+  std::thread churn([&] {
+    std::deque<std::string> alive;
+    long seq = 0;
+    const auto period = std::chrono::duration<double>(1.0 / o.rate);
+    auto next = Clock::now();
+    while (!stop) {
+      const bool create = static_cast<int>(alive.size()) < o.live || (seq % 2 == 0);
+      if (create) {
+        const std::string name = "c" + std::to_string(seq++);
+        if (mkdir((o.root + "/" + name).c_str(), 0755) == 0) alive.push_back(name);
+        else ++op_errors;
+      } else {
+        ++seq;
+        const std::string name = alive.front();
+        alive.pop_front();
+        if (rmdir((o.root + "/" + name).c_str()) == 0) {
+          std::lock_guard l(mu);
+          removed[o.cg_prefix + "/" + name] = Clock::now();
+        } else {
+          ++op_errors;
+        }
+      }
+      ++ops;
+      next += std::chrono::duration_cast<Clock::duration>(period);
+      std::this_thread::sleep_until(next);
+    }
+    for (const auto& n : alive) rmdir((o.root + "/" + n).c_str());
+  });
+
+  std::thread reloader([&] {
+    int variant = 0;
+    while (!stop) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(o.reload));
+      if (stop) break;
+      std::ifstream in(o.config);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      std::string text = ss.str();
+      // Two variants of the same config: a marker comment flips.
+      const std::string marker = "# soak variant ";
+      if (auto p = text.find(marker); p != std::string::npos) text.erase(p);
+      text += marker + std::to_string(variant++ % 2) + "\n";
+      std::ofstream(o.config) << text;
+      kill(o.pid, SIGHUP);
+    }
+  });
+
+  long scrapes = 0, bad_scrapes = 0, negative = 0, stale_removed = 0, max_removed_seen_s = 0;
+  std::vector<std::pair<long, long>> samples;  // (fds, rss KiB) per second
+  auto next_sample = Clock::now();
+  const auto grace = std::chrono::duration<double>(o.rescan + o.probe + 0.5);
+  while (Clock::now() < deadline) {
+    const auto t0 = Clock::now();
+    const std::string body = http_get(o.port, "/metrics");
+    ++scrapes;
+    if (body.empty()) {
+      ++bad_scrapes;
+      if (kill(o.pid, 0) != 0) {
+        fail("exporter", "is gone");
+        break;
+      }
+    } else {
+      // Counter rates: every *_per_second series except memory.current's
+      // (a gauge rate may be negative).
+      size_t pos = 0;
+      while ((pos = body.find("_per_second{", pos)) != std::string::npos) {
+        const size_t line_start = body.rfind('\n', pos) + 1;
+        const size_t line_end = body.find('\n', pos);
+        const std::string line = body.substr(line_start, line_end - line_start);
+        pos = line_end;
+        if (line.compare(0, 35, "memcg_memory_current_bytes_per_seco") == 0) continue;
+        const size_t sp = line.rfind(' ');
+        if (sp != std::string::npos && std::atof(line.c_str() + sp + 1) < 0) {
+          ++negative;
+          fail("negative-rate", line);
+        }
+      }
+      std::lock_guard l(mu);
+      for (auto it = removed.begin(); it != removed.end();) {
+        const bool present = body.find("cgroup=\"" + it->first + "\"") != std::string::npos;
+        const auto age = t0 - it->second;
+        if (present && age > grace) {
+          ++stale_removed;
+          fail("removed-still-exported", it->first + " " + std::to_string(std::chrono::duration<double>(age).count()) + "s after rmdir");
+        }
+        if (!present || age > grace) it = removed.erase(it);
+        else ++it;
+      }
+    }
+    if (Clock::now() >= next_sample) {
+      samples.emplace_back(count_fds(o.pid), rss_kib(o.pid));
+      next_sample += 1s;
+    }
+    std::this_thread::sleep_until(t0 + 100ms);
+  }
+  stop = true;
+  churn.join();
+  reloader.join();
+  (void)max_removed_seen_s;
+
+  const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  std::printf("SOAK %.0f s: %ld cgroup ops (%.0f/s, %ld failed), %ld scrapes (%ld failed), %ld negative rates, %ld removed cgroups exported past one rescan\n",
+              secs, ops.load(), static_cast<double>(ops.load()) / secs, op_errors.load(), scrapes, bad_scrapes, negative, stale_removed);
+  if (static_cast<double>(ops.load()) / secs < o.rate * 0.9) fail("rate", "churn fell below the requested rate");
+  if (bad_scrapes) fail("scrapes", std::to_string(bad_scrapes) + " scrapes failed");
+  // Flat: after a warm-up third, the last third's maximum may not exceed the
+  // first third's by more than one churn step's worth of fds / 10 % of RSS.
+  if (samples.size() >= 9) {
+    const size_t third = samples.size() / 3;
+    auto max_in = [&](size_t from, size_t to, bool fds) {
+      long m = 0;
+      for (size_t i = from; i < to; ++i) m = std::max(m, fds ? samples[i].first : samples[i].second);
+      return m;
+    };
+    const long fd_a = max_in(third, 2 * third, true), fd_b = max_in(2 * third, samples.size(), true);
+    const long rss_a = max_in(third, 2 * third, false), rss_b = max_in(2 * third, samples.size(), false);
+    std::printf("SOAK fds max %ld -> %ld, RSS max %ld -> %ld KiB (middle third -> last third); first sample %ld fds %ld KiB\n",
+                fd_a, fd_b, rss_a, rss_b, samples.front().first, samples.front().second);
+    if (fd_b > fd_a + 6 * 4) fail("fds", "grew from " + std::to_string(fd_a) + " to " + std::to_string(fd_b));
+    if (rss_b > rss_a + std::max(rss_a / 10, 1024L)) fail("rss", "grew from " + std::to_string(rss_a) + " to " + std::to_string(rss_b) + " KiB");
+  } else {
+    fail("samples", "too few");
+  }
+  std::printf("SOAK %s\n", g_failures ? "FAIL" : "PASS");
+  return g_failures ? 1 : 0;
+}
