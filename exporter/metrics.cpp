@@ -338,12 +338,16 @@ class TextSink final : public SampleSink {
     out_.push_back(first ? '{' : ',');
     first = false;
     out_.append(k).append("=\"");
-    for (char c : v) {
-      if (c == '\\') out_.append("\\\\");
-      else if (c == '"') out_.append("\\\"");
-      else if (c == '\n') out_.append("\\n");
-      else out_.push_back(c);
+    // Runs without a character to escape (all of a cgroup path, usually) are
+    // appended whole rather than byte by byte.
+    size_t run = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+      const char c = v[i];
+      if (c != '\\' && c != '"' && c != '\n') continue;
+      out_.append(v.substr(run, i - run)).append(c == '\\' ? "\\\\" : c == '"' ? "\\\"" : "\\n");
+      run = i + 1;
     }
+    out_.append(v.substr(run));
     out_.push_back('"');
   }
   void labels_open(LabelList labels, std::string_view le_key, double le) {

@@ -10,10 +10,12 @@ mount -t cgroup2 none /sys/fs/cgroup
 CG=/sys/fs/cgroup
 n=10000
 ticks=40
+synthetic=1
 for a in $(cat /proc/cmdline); do
   case $a in
     memcg_bench_n=*) n=${a#*=} ;;
     memcg_bench_ticks=*) ticks=${a#*=} ;;
+    memcg_bench_synthetic=*) synthetic=${a#*=} ;;
   esac
 done
 echo "VMBENCH kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) vCPUs, $n cgroups, $ticks ticks"
@@ -23,8 +25,10 @@ mkdir $CG/agent
 echo $$ > $CG/agent/cgroup.procs
 rc=0
 
-echo "VMBENCH synthetic tree on tmpfs"
-memcg-bench --cgroups "$n" --ticks "$ticks" --dir /tmp/bench 2>&1 | sed 's/^/VMBENCH /' || rc=1
+if [ "$synthetic" = 1 ]; then
+  echo "VMBENCH synthetic tree on tmpfs"
+  memcg-bench --cgroups "$n" --ticks "$ticks" --dir /tmp/bench 2>&1 | sed 's/^/VMBENCH /' || rc=1
+fi
 
 # Real cgroups, shaped like a node: bench / 3 QoS slices / pods / 3 containers.
 pods=$(( (n - 4) / 4 ))
@@ -40,6 +44,19 @@ for d in $CG/bench/q*/pod*; do echo +memory > $d/cgroup.subtree_control; done
 seq 0 $((pods - 1)) | awk -v cg=$CG/bench '{for (c = 0; c < 3; c++) print cg "/q" ($1 % 3) "/pod" $1 "/c" c}' | xargs mkdir
 echo "VMBENCH real cgroups: $(find $CG/bench -type d | wc -l)"
 memcg-bench --use-root $CG/bench --ticks "$ticks" 2>&1 | sed 's/^/VMBENCH /' || rc=1
+
+# The daemon itself over the same tree: RSS after the first pass, after
+# scrapes (the body is built and freed per scrape) and its peak.
+memcg-exporter --root $CG/bench --web.listen-address 127.0.0.1:9756 >/tmp/exporter.log 2>&1 &
+pid=$!
+for i in $(seq 1 120); do wget -qO /dev/null http://127.0.0.1:9756/-/ready 2>/dev/null && break; sleep 1; done
+rss() { grep -E '^(VmRSS|VmHWM)' /proc/$pid/status | tr -s ' \t\n' ' '; }
+echo "VMBENCH exporter over $n real cgroups, after the first pass: $(rss) fds=$(ls /proc/$pid/fd | wc -l)"
+for i in 1 2 3; do wget -qO /tmp/body http://127.0.0.1:9756/metrics; done
+echo "VMBENCH exporter after 3 scrapes ($(wc -c < /tmp/body) bytes each): $(rss)"
+sleep 20
+echo "VMBENCH exporter 20 s later: $(rss)"
+kill $pid
 echo "VMBENCH done rc=$rc"
 memcg-vmload exit $rc
 poweroff -f

@@ -5,6 +5,7 @@
 # tmpfs (all busy scenarios), then over N real, idle cgroups (read only).
 # Informational: prints the tables, asserts nothing but that both runs finish.
 # Usage: tests/vm/run-bench.sh BUILD_DIR [N=10000] [TICKS=40]
+#        SYNTHETIC=0 skips the tmpfs tree (the real cgroups and the daemon only)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
@@ -22,6 +23,7 @@ mkdir -p "$ir"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,etc}
 cp /bin/busybox "$ir/bin/"
 ln -s busybox "$ir/bin/sh"
 vm_copy_with_libs "$build/tests/memcg-bench" "$ir" bin
+vm_copy_with_libs "$build/exporter/memcg-exporter" "$ir" bin
 install -m755 "$build/tests/memcg-vmload" "$ir/bin/"
 install -m755 "$here/bench-init.sh" "$ir/init"
 # The synthetic tree's real memory.stat bodies, where the binary looks for them.
@@ -34,10 +36,10 @@ vm_log "booting $(basename "$kernel"): memcg-bench over $n cgroups, $ticks ticks
 set +e
 # 6 GiB: the tmpfs tree, N real memcgs and two collectors' state.
 timeout 3600 "${VM_QEMU[@]}" -m 6144 -kernel "$kernel" -initrd "$work/initramfs.gz" \
-  -append "console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks" </dev/null > "$work/serial.log" 2>&1
+  -append "console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks memcg_bench_synthetic=${SYNTHETIC:-1}" </dev/null > "$work/serial.log" 2>&1
 rc=$?
 set -e
-grep -E '^(VMBENCH|memcg-bench|\|)' "$work/serial.log" || true
+grep -aE '^(VMBENCH|memcg-bench|\|)' "$work/serial.log" || true
 if [ "$rc" != 1 ]; then
   vm_log "benchmark VM FAILED (qemu exit $rc); serial log:"
   tail -n 40 "$work/serial.log"
