@@ -1,5 +1,6 @@
 // memcg-exporter: entry point. Parses options, loads configuration, finds the
 // cgroup2 root and runs either one pass (--once) or the daemon.
+#include <malloc.h>
 #include <sys/prctl.h>
 
 #include <iostream>
@@ -25,6 +26,12 @@ int main(int argc, char** argv) {
   // pages (measured: ~250 MB for 66 threads under Debian's cloud kernel, vs
   // ~7 MB without). The exporter has no large hot working set to gain from them.
   prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+  // One malloc arena for the main thread and one shared by everything else:
+  // glibc otherwise gives each of the CivetWeb workers an arena of its own,
+  // each keeping the fragments of the scrapes it served, and RSS climbed for
+  // minutes as scrapes rotated over the workers (56 MB after 2 min of churn
+  // and continuous scrapes of 300 cgroups). Scrapes are not malloc-bound.
+  mallopt(M_ARENA_MAX, 2);
   std::string error;
   auto opts = parse_args(argc, argv, error);
   if (!opts) {

@@ -52,7 +52,7 @@ def test_collector_scrapes_refreshes_and_reloads_concurrently():
                 raise AssertionError(f"/metrics {s}")
             if not body.startswith(b"\x1f\x8b"):
                 m = parse_metrics(body.decode())
-                neg = [k for k, v in m.items() if k[0].endswith("_per_second") and v < 0 and "current" not in k[0]]
+                neg = [k for k, v in m.items() if k[0] == "memcg_memory_stat_events_per_second" and v < 0]
                 if neg:
                     raise AssertionError(f"negative counter rate: {neg[:3]}")
             with lock:

@@ -52,7 +52,7 @@ pid=$!
 for i in $(seq 1 120); do wget -qO /dev/null http://127.0.0.1:9756/-/ready 2>/dev/null && break; sleep 1; done
 rss() { grep -E '^(VmRSS|VmHWM)' /proc/$pid/status | tr -s ' \t\n' ' '; }
 echo "VMBENCH exporter over $n real cgroups, after the first pass: $(rss) fds=$(ls /proc/$pid/fd | wc -l)"
-for i in 1 2 3; do wget -qO /tmp/body http://127.0.0.1:9756/metrics; done
+for i in 1 2 3; do wget -O /tmp/body http://127.0.0.1:9756/metrics 2>&1 | tail -n 1 | sed "s/^/VMBENCH wget: /"; done
 echo "VMBENCH exporter after 3 scrapes ($(wc -c < /tmp/body) bytes each): $(rss)"
 sleep 20
 echo "VMBENCH exporter 20 s later: $(rss)"

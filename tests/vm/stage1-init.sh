@@ -89,16 +89,41 @@ if info | grep -q 'container_name=""' && [ ! -e /tmp/records/$KID.json ]; then
 else
   echo "CHECK container-record-removed FAIL $(info)"; rc=1
 fi
-# The churn soak: cgroups created and removed at 500/s while scraping every
-# 100 ms and reloading every 3 s; fds and RSS must stay flat.
+# The churn soak: cgroups created and removed while /metrics is scraped every
+# 100 ms (back to back: a scrape takes longer under emulation) and the config
+# reloaded every 3 s; fds and RSS must stay flat. Rate: mkdir and rmdir of
+# memcgs on this emulated kernel, sharing 2 emulated CPUs with the exporter
+# and the scraper, reached 82-175/s (measured), so 150/s is asked and 60/s
+# required; the 500/s of a real machine is out of reach here.
 soak_seconds=60
 for a in $(cat /proc/cmdline); do case $a in memcg_soak_seconds=*) soak_seconds=${a#*=} ;; esac; done
+# The workloads above have served their checks; they would only compete
+# with the churn for the emulated CPUs.
+for w in t1/g1/l1 t1/g1/l2 t2/g1/l1 t3/g1/l1; do echo 1 > $CG/$w/cgroup.kill; done
 mkdir $CG/soak
 echo +memory > $CG/soak/cgroup.subtree_control
 sh -c 'echo $$ > /sys/fs/cgroup/agent/cgroup.procs && exec "$@"' sh memcg-vmsoak --port 9756 --root $CG/soak \
   --cgroup-prefix soak --pid "$(pidof memcg-exporter)" --config /tmp/memcg.toml --seconds "$soak_seconds" \
-  --rate 500 --rescan 2 --probe 1 --reload 3 || rc=1
+  --rate 150 --min-rate 60 --rescan 2 --probe 1 --reload 3 || rc=1
 grep -E 'level=(error|warning)' /tmp/exporter.log | tail -n 5 | sed 's/^/VMSTAGE1 soak log: /'
+# Wall-clock jumps (back 1 h, forward 1 day): ages and rates come from the
+# monotonic clock, so every age stays within [0, max_age] and passes go on.
+passes() { wget -qO- http://127.0.0.1:9756/metrics | awk '/^memcg_exporter_passes_total /{print $2}'; }
+check_ages() {
+  before=$(passes)
+  sleep 3
+  bad=$(wget -qO- http://127.0.0.1:9756/metrics | awk '/^memcg_stat_age_seconds\{/{ if ($2 < 0 || $2 > 6.5) print }' | head -n 3)
+  after=$(passes)
+  if [ -z "$bad" ] && [ -n "$after" ] && [ "${after%.*}" -gt "${before%.*}" ] && wget -qO /dev/null http://127.0.0.1:9756/-/healthy; then
+    echo "CHECK $1 ok (passes $before -> $after)"
+  else
+    echo "CHECK $1 FAIL ages: $bad passes: $before -> $after"; rc=1
+  fi
+}
+date -s "@$(( $(date +%s) - 3600 ))" >/dev/null
+check_ages clock-jump-back
+date -s "@$(( $(date +%s) + 86400 ))" >/dev/null
+check_ages clock-jump-forward
 # Informational: cached vs naive over 1000 real idle cgroups, real read costs.
 mkdir $CG/bench
 echo +memory > $CG/bench/cgroup.subtree_control
