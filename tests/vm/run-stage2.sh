@@ -5,6 +5,8 @@
 # readiness, series for systemd's own services, reload (good and broken), the
 # watchdog restarting a stopped loop, and a clean stop.
 # Usage: tests/vm/run-stage2.sh BUILD_DIR      (exit 0 = pass)
+# STAGE2_EXTRA (packages to add to the rootfs) and STAGE2_TEST (the guest
+# script, default stage2-test.sh) make variants: tests/vm/run-netdata.sh.
 # The bootstrapped rootfs is cached in $MEMCG_VM_CACHE, keyed by its package list.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,7 +24,7 @@ deb=$(ls "$work"/deb/memcg-exporter_*.deb)
 # The package's dependencies are bootstrapped with the base system, so that
 # dpkg -i in the chroot needs no network.
 deps=$(dpkg-deb --field "$deb" Depends | tr ',' '\n' | sed -E 's/\(.*\)//; s/ //g' | grep -v '^$' | sort -u | paste -sd, -)
-include="systemd,systemd-sysv,udev,curl,$deps"
+include="systemd,systemd-sysv,udev,curl,$deps${STAGE2_EXTRA:+,$STAGE2_EXTRA}"
 key=$(echo "bookworm $include" | sha256sum | cut -c1-16)
 tarball="$VM_CACHE/rootfs-$key.tar"
 if [ ! -f "$tarball" ]; then
@@ -53,7 +55,7 @@ rm "$root/tmp/$(basename "$deb")"
 # Tests only: a short watchdog so the SIGSTOP check takes seconds, not 30 s.
 mkdir -p "$root/etc/systemd/system/memcg-exporter.service.d"
 printf '[Service]\nWatchdogSec=4s\n' > "$root/etc/systemd/system/memcg-exporter.service.d/test-watchdog.conf"
-install -m755 "$here/stage2-test.sh" "$root/usr/local/bin/memcg-stage2-test"
+install -m755 "${STAGE2_TEST:-$here/stage2-test.sh}" "$root/usr/local/bin/memcg-stage2-test"
 install -m644 "$here/memcg-stage2.service" "$root/etc/systemd/system/"
 systemctl --root="$root" enable memcg-stage2.service >/dev/null 2>&1
 mkfs.ext4 -q -F -d "$root" "$work/root.img" 1G
@@ -66,7 +68,7 @@ timeout 900 "${VM_QEMU[@]}" -kernel "$kernel" \
   </dev/null > "$work/serial.log" 2>&1
 rc=$?
 set -e
-grep -E '^(STAGE2|CHECK|RESULT)' "$work/serial.log" || true
+grep -aE '^(STAGE2|CHECK|RESULT|NETDATA)' "$work/serial.log" || true
 if ! grep -q '^RESULT PASS' "$work/serial.log"; then
   vm_log "stage 2 FAILED (qemu exit $rc); serial log:"
   tail -n 80 "$work/serial.log"
