@@ -7,6 +7,8 @@
 #include <limits>
 #include <memory>
 
+#include "plugin/utf8.h"
+
 namespace memcg::exporter {
 namespace {
 
@@ -340,9 +342,20 @@ class TextSink final : public SampleSink {
     out_.append(k).append("=\"");
     // Runs without a character to escape (all of a cgroup path, usually) are
     // appended whole rather than byte by byte.
+    // Bytes that are not UTF-8 become U+FFFD (see plugin/utf8.h).
     size_t run = 0;
     for (size_t i = 0; i < v.size(); ++i) {
       const char c = v[i];
+      if (static_cast<unsigned char>(c) >= 0x80) {
+        const size_t len = utf8_sequence_length(v, i);
+        if (len > 0) {
+          i += len - 1;
+          continue;
+        }
+        out_.append(v.substr(run, i - run)).append(kReplacementCharacter);
+        run = i + 1;
+        continue;
+      }
       if (c != '\\' && c != '"' && c != '\n') continue;
       out_.append(v.substr(run, i - run)).append(c == '\\' ? "\\\\" : c == '"' ? "\\\"" : "\\n");
       run = i + 1;

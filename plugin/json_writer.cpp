@@ -1,5 +1,7 @@
 #include "plugin/json_writer.h"
 
+#include "plugin/utf8.h"
+
 #include <charconv>
 #include <cmath>
 
@@ -8,8 +10,19 @@ namespace memcg {
 void append_json_escaped(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
-  for (const char ch : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char ch = s[i];
     const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x80) {  // JSON is UTF-8: invalid bytes become U+FFFD (plugin/utf8.h)
+      const size_t len = utf8_sequence_length(s, i);
+      if (len == 0) {
+        out += kReplacementCharacter;
+      } else {
+        out.append(s.substr(i, len));
+        i += len - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;

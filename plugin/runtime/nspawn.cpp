@@ -17,8 +17,15 @@ bool recognize_nspawn(const PathView& p, Identity& id) {
   } else {
     return false;
   }
+  // systemd-machined accepts host-name-like machine names only (up to 64 of
+  // [A-Za-z0-9._-]); anything else here is not a machine it registered.
+  std::string machine = unescape_unit(name);
+  if (machine.empty() || machine.size() > 64) return false;
+  for (char c : machine)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+      return false;
   id.runtime = "systemd-nspawn";
-  id.container_id = unescape_unit(name);
+  id.container_id = std::move(machine);
   return true;
 }
 

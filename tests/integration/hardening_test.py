@@ -2,7 +2,7 @@
 """Hostile HTTP: slow clients (slowloris), many concurrent connections,
 oversized and malformed requests, path tricks. After each, /metrics must still
 answer and the exporter must still run."""
-import argparse, socket, threading, time
+import argparse, os, socket, threading, time
 from harness import Tree, Exporter, write_config, parse_metrics, run_tests
 
 ap = argparse.ArgumentParser()
@@ -101,6 +101,22 @@ def test_many_concurrent_scrapes():
         for t in threads:
             t.join(timeout=60)
         assert len(ok) == 200 and all(ok), (len(ok), ok.count(False))
+
+def test_cgroup_names_that_are_not_utf8():
+    """cgroup names are bytes; whoever has a delegated subtree picks them.
+    Prometheus rejects a scrape with non-UTF-8 label values, so they are
+    printed with U+FFFD in /metrics and in the JSON API."""
+    import json, shutil
+    tree = Tree(args.fixture)
+    bad = os.path.join(tree.root.encode(), b"system.slice", b"bad\xff\xfe.service")
+    shutil.copytree(os.path.join(tree.root, "system.slice/web.service").encode(), bad)
+    with Exporter(args.exporter, tree.root, write_config(CONFIG)) as ex:
+        s, _, body = ex.get("/metrics")
+        text = body.decode("utf-8")  # strict: raises on invalid UTF-8
+        assert 'cgroup="system.slice/bad\ufffd\ufffd.service"' in text
+        s, _, body = ex.get("/api/v1/cgroups")
+        doc = json.loads(body.decode("utf-8"))
+        assert any(c.get("path") == "system.slice/bad\ufffd\ufffd.service" for c in doc["cgroups"]), str(doc)[:300]
 
 def test_oversized_and_malformed_requests():
     tree = Tree(args.fixture)

@@ -83,3 +83,17 @@ TEST(JsonWriter, EscapesAndNonFinite) {
 
 }  // namespace
 }  // namespace memcg
+
+TEST(JsonWriter, InvalidUtf8BecomesReplacementCharacters) {
+  auto esc = [](std::string_view s) {
+    std::string out;
+    memcg::append_json_escaped(out, s);
+    return out;
+  };
+  EXPECT_EQ(esc("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xb3"), "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xb3\"");  // kept
+  EXPECT_EQ(esc("a\xff" "b"), "\"a\xef\xbf\xbd" "b\"");                 // not a lead byte
+  EXPECT_EQ(esc("\xc3"), "\"\xef\xbf\xbd\"");                           // truncated
+  EXPECT_EQ(esc("\xc0\xaf"), "\"\xef\xbf\xbd\xef\xbf\xbd\"");           // overlong '/'
+  EXPECT_EQ(esc("\xed\xa0\x80"), "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");  // a surrogate
+  EXPECT_EQ(esc("\xf4\x90\x80\x80"), "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");  // > U+10FFFF
+}

@@ -89,6 +89,10 @@ TEST(Identify, EveryLayout) {
       {"kubepods/burstable/podnot-a-uid/" + kId, {"raw", "", "", "burstable", ""}},
       {"machine.slice/machine.scope", {"systemd", "", "", "", "machine.scope"}},
       {"//", {"raw", "", "", "", ""}},  // no component at all (found by fuzzing)
+      // Not a machine name systemd-machined would register (found by fuzzing:
+      // unbounded, arbitrary bytes): a plain unit.
+      {"machine.slice/machine-a\\xffb.scope", {"systemd", "", "", "", "machine-a\xff" "b.scope"}},
+      {"machine.slice/machine-" + std::string(65, 'm') + ".scope", {"systemd", "", "", "", "machine-" + std::string(65, 'm') + ".scope"}},
   };
   for (const auto& c : cases) EXPECT_EQ(identify(c.path), c.want) << c.path;
 }
