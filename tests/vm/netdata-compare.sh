@@ -54,7 +54,11 @@ cat >> /etc/netdata/netdata.conf <<CONF
   max cgroups depth to monitor = 0
 CONF
 systemctl start netdata
-sleep 60   # discovery and chart creation
+for _ in $(seq 24); do  # discovery and chart creation
+  sleep 5
+  curl -sf http://127.0.0.1:19999/api/v1/charts | grep -q '"cgroup_bench' && break
+done
+sleep 20
 npid=$(systemctl show -p MainPID --value netdata)
 tid=""
 for t in /proc/$npid/task/*; do
@@ -62,7 +66,12 @@ for t in /proc/$npid/task/*; do
 done
 echo "NETDATA netdata threads: $(cat /proc/$npid/task/*/comm | sort | uniq -c | tr -s ' \n' ' ')"
 if [ -n "$tid" ]; then
-  charts=$(curl -sf http://127.0.0.1:19999/api/v1/charts | grep -o '"cgroup_[^"]*\.mem_usage"' | sort -u | wc -l)
+  curl -sf http://127.0.0.1:19999/api/v1/charts > /tmp/charts.json
+  # One chart per collected cgroup: cgroup_<name>.mem_usage (or .mem on cgroup v2 builds).
+  charts=$(grep -o '"cgroup_[^"]*\.\(mem_usage\|mem\)"' /tmp/charts.json | sort -u | wc -l)
+  echo "NETDATA charts API: $(wc -c < /tmp/charts.json) bytes, $(grep -o '"cgroup_[^".]*\.[a-z_]*"' /tmp/charts.json | sed 's/.*\.//' | sort | uniq -c | sort -rn | head -5 | tr -s ' \n' ' ')"
+  grep 'PLUGIN\[cgroups\]\|cgroups.plugin\|CGROUP' /var/log/netdata/error.log 2>/dev/null | tail -n 8 | sed 's/^/NETDATA log: /'
+  curl -sf http://127.0.0.1:19999/netdata.conf | sed -n '/^\[plugin:cgroups\]/,/^\[/p' | grep -v '^\s*#\s*$' | head -n 40 | sed 's/^/NETDATA conf: /' 
   t0=$(ticks /proc/$npid/task/$tid/stat)
   a0=$(ticks /proc/$npid/stat)
   sleep 60
