@@ -25,7 +25,9 @@ bool parse_psi_fields(std::string_view rest, PsiLine& out) noexcept {
     double* slot = name == "avg10" ? &out.avg10 : name == "avg60" ? &out.avg60 : name == "avg300" ? &out.avg300 : nullptr;
     if (!slot) continue;
     auto v = parse_double(val);
-    if (!v) return false;
+    // A share of time: the kernel prints 0.00..100.00. A negative value (or
+    // -0, inf, nan, which from_chars also accepts) is malformed (found by fuzzing).
+    if (!v || !(*v >= 0 && *v <= 100) || val.front() == '-') return false;
     *slot = *v;
     seen |= name == "avg10" ? 1u : name == "avg60" ? 2u : 4u;
   }

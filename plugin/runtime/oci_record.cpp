@@ -10,6 +10,7 @@
 
 #include "plugin/json_writer.h"
 #include "plugin/runtime/identity.h"
+#include "plugin/utf8.h"
 
 namespace memcg::runtime {
 namespace {
@@ -62,11 +63,24 @@ std::optional<json> parse_bounded(std::string_view s, size_t max, const char* wh
   return j;
 }
 
-// A printable value, cut to kMaxValueBytes; control characters dropped.
+// A printable value of at most kMaxValueBytes, cut at a character boundary;
+// control characters and bytes that are not UTF-8 dropped (a value cut inside
+// a character could not be written back as JSON: found by fuzzing).
 std::string clean(std::string_view v) {
   std::string out;
-  for (char c : v.substr(0, kMaxValueBytes))
-    if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) out.push_back(c);
+  for (size_t i = 0; i < v.size();) {
+    const size_t len = utf8_sequence_length(v, i);
+    if (len == 0) {
+      ++i;
+      continue;
+    }
+    const auto c = static_cast<unsigned char>(v[i]);
+    if (len > 1 || (c >= 0x20 && c != 0x7f)) {
+      if (out.size() + len > kMaxValueBytes) break;
+      out.append(v.substr(i, len));
+    }
+    i += len;
+  }
   return out;
 }
 

@@ -154,6 +154,14 @@ TEST(PsiParse, OnlySomeLineAndMalformedLines) {
   EXPECT_EQ(parse_psi("some avg10=x avg60=0 avg300=0 total=1\nfull total=5\nbogus line\n", p), 3u);
   EXPECT_FALSE(p.some.present);
   EXPECT_FALSE(p.full.present);
+  // Shares of time are 0..100: a negative or non-finite one is malformed (found by fuzzing).
+  for (const char* bad : {"some avg10=9.96 avg60=1.79 avg300=-0.37 total=1\n", "some avg10=-0 avg60=0 avg300=0 total=1\n",
+                          "some avg10=inf avg60=0 avg300=0 total=1\n", "some avg10=nan avg60=0 avg300=0 total=1\n",
+                          "some avg10=100.01 avg60=0 avg300=0 total=1\n"}) {
+    EXPECT_EQ(parse_psi(bad, p), 1u) << bad;
+    EXPECT_FALSE(p.some.present) << bad;
+  }
+  EXPECT_EQ(parse_psi("some avg10=100.00 avg60=0.00 avg300=0.00 total=1\n", p), 0u);
 }
 
 TEST(SingleValue, NumbersMaxAndJunk) {

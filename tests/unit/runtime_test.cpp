@@ -222,6 +222,18 @@ TEST_F(HookTest, HugeAnnotationsAreCutAndControlCharactersDropped) {
   EXPECT_EQ(rec->pod, "badpod");
 }
 
+TEST_F(HookTest, ValuesAreCutAtCharacterBoundaries) {
+  // 252 ASCII bytes then a 2-byte character: cutting at 253 bytes would split
+  // it and leave a record that cannot be written as JSON (found by fuzzing).
+  write_config("{\"annotations\":{\"io.kubernetes.container.name\":\"" + std::string(252, 'n') +
+               "\xd7\xa3tail\"}}");
+  EXPECT_EQ(run_hook("createRuntime", state_json(kId, bundle()), dir), "");
+  std::string err;
+  auto rec = parse_record(slurp(dir + "/" + kId + ".json"), err);
+  ASSERT_TRUE(rec) << err;
+  EXPECT_EQ(rec->name, std::string(252, 'n'));
+}
+
 TEST_F(HookTest, RecordsDirAsSymlinkIsRefused) {
   write_config(kCrioConfig);
   fs::create_directories(base / "elsewhere");

@@ -7,6 +7,7 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs -o size=3g tmp /tmp
 mount -t cgroup2 none /sys/fs/cgroup
+ip link set lo up
 CG=/sys/fs/cgroup
 n=10000
 ticks=40
