@@ -37,11 +37,15 @@ def test_prometheus_sees_values_rates_and_reads_follow_mutations():
         prom.wait_value(f'memcg_memory_stat_events_total{{{SEL},stat="pgfault"}}', lambda v: v == pgfault, "pgfault follows")
         reads = prom.value(f'memcg_stat_reads_total{{{SEL},reason="threshold"}}')
         assert reads >= 3, f"threshold reads: {reads}"
-        # The agent's own rate and Prometheus' rate over the same counter agree on the order of magnitude.
+        # The agent's own rate over the mutation: ~500 page faults/s.
         agent_rate = prom.value(f'max_over_time(memcg_memory_stat_events_per_second{{{SEL},stat="pgfault"}}[10s])')
-        prom_rate = prom.value(f'rate(memcg_memory_stat_events_total{{{SEL},stat="pgfault"}}[10s])')
+        # Prometheus' view of the same counter: its increase over a window
+        # holding the whole mutation (3000 page faults; extrapolation and the
+        # scrape phase move it a little). A short rate() window would depend on
+        # how long the waits above took (a loaded sanitizer run: 13/s).
+        prom_increase = prom.value(f'increase(memcg_memory_stat_events_total{{{SEL},stat="pgfault"}}[1m])')
         assert 250 <= agent_rate <= 1000, agent_rate
-        assert 100 <= prom_rate <= 1000, prom_rate
+        assert 1500 <= prom_increase <= 6000, prom_increase
         growth = prom.value(f'max_over_time(memcg_memory_current_bytes_per_second{{{SEL}}}[10s])')
         assert (1 << 20) <= growth <= (4 << 20), growth
 
