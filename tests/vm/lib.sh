@@ -43,6 +43,18 @@ vm_kernel() {
   ls "$VM_CACHE/kernel/$pkg"/boot/vmlinuz-*
 }
 
+# The skeleton of a busybox initramfs in DIR (the binaries go in afterwards).
+vm_initramfs_root() {
+  mkdir -p "$1"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,etc}
+  cp /bin/busybox "$1/bin/"
+  ln -s busybox "$1/bin/sh"
+}
+
+# Packs DIR into the gzipped cpio archive OUT.
+vm_pack_initramfs() {
+  (cd "$1" && find . | busybox cpio -o -H newc 2>/dev/null) | gzip -1 > "$2"
+}
+
 # Copies a dynamically linked binary and every library it needs into a root.
 vm_copy_with_libs() {
   local bin=$1 root=$2 dest=$3

@@ -19,9 +19,7 @@ work=$(mktemp -d /tmp/memcg-vmb.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 ir="$work/ir"
-mkdir -p "$ir"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,etc}
-cp /bin/busybox "$ir/bin/"
-ln -s busybox "$ir/bin/sh"
+vm_initramfs_root "$ir"
 vm_copy_with_libs "$build/tests/memcg-bench" "$ir" bin
 vm_copy_with_libs "$build/exporter/memcg-exporter" "$ir" bin
 install -m755 "$build/tests/memcg-vmload" "$ir/bin/"
@@ -30,7 +28,7 @@ install -m755 "$here/bench-init.sh" "$ir/init"
 fixtures="$here/../fixtures/kernel-6.1"
 mkdir -p "$ir$(cd "$fixtures" && pwd)"
 cp -r "$fixtures/." "$ir$(cd "$fixtures" && pwd)/"
-(cd "$ir" && find . | busybox cpio -o -H newc 2>/dev/null) | gzip -1 > "$work/initramfs.gz"
+vm_pack_initramfs "$ir" "$work/initramfs.gz"
 
 vm_log "booting $(basename "$kernel"): memcg-bench over $n cgroups, $ticks ticks"
 set +e

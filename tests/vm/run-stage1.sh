@@ -15,15 +15,13 @@ work=$(mktemp -d /tmp/memcg-vm1.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 ir="$work/ir"
-mkdir -p "$ir"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,etc}
-cp /bin/busybox "$ir/bin/"
-ln -s busybox "$ir/bin/sh"
+vm_initramfs_root "$ir"
 vm_copy_with_libs "$build/exporter/memcg-exporter" "$ir" bin
 vm_copy_with_libs "$build/exporter/memcg-exporter-oci-hook" "$ir" bin
 install -m755 "$build/tests/memcg-vmload" "$build/tests/memcg-vmcheck" "$build/tests/memcg-vmsoak" "$ir/bin/"
 vm_copy_with_libs "$build/tests/memcg-bench" "$ir" bin
 install -m755 "$here/stage1-init.sh" "$ir/init"
-(cd "$ir" && find . | busybox cpio -o -H newc 2>/dev/null) | gzip -1 > "$work/initramfs.gz"
+vm_pack_initramfs "$ir" "$work/initramfs.gz"
 
 vm_log "booting $(basename "$kernel") with the stage-1 initramfs"
 set +e
