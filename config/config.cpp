@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <span>
 
 #include "plugin/parse/stat_keys.h"
 
@@ -12,18 +13,42 @@ bool StatFilter::allows_unknown(std::string_view name) const noexcept {
   return all || std::find(unknown_names.begin(), unknown_names.end(), name) != unknown_names.end();
 }
 
-StatFilter StatFilter::defaults() {
-  // What dashboards and alerts use: the breakdown behind memory.current, the
-  // working-set inputs (inactive/active file), reclaim and refault activity,
-  // and fault rates. About 20 series per cgroup instead of 70+.
-  static constexpr std::string_view kDefault[] = {
+std::string_view profile_name(Profile p) noexcept {
+  switch (p) {
+    case Profile::lean: return "lean";
+    case Profile::standard: return "default";
+    case Profile::full: return "full";
+  }
+  return "default";
+}
+
+StatFilter StatFilter::defaults(Profile profile) {
+  // What the shipped dashboard and alerts use, and no more: memory.current's
+  // breakdown (anon + file + kernel + sock; shmem is the tmpfs part of file),
+  // the working-set input (inactive_file), major faults and file refaults
+  // (the working set does not fit). workingset_refault_anon needs swap, so it
+  // is in the full list only. 8 keys keep the default profile at <= 30 series
+  // per cgroup in the worst case (README "Metrics").
+  static constexpr std::string_view kLean[] = {"anon", "file", "kernel", "inactive_file"};
+  static constexpr std::string_view kStandard[] = {"anon",          "file",       "kernel", "sock", "shmem",
+                                                   "inactive_file", "pgmajfault", "workingset_refault_file"};
+  // The 0.1 default allowlist: adds the LRU lists, slab, dirty/writeback
+  // pages, reclaim scans and minor faults.
+  static constexpr std::string_view kFull[] = {
       "anon", "file", "kernel", "kernel_stack", "pagetables", "sock", "shmem",
       "file_mapped", "file_dirty", "file_writeback", "inactive_anon", "active_anon",
       "inactive_file", "active_file", "unevictable", "slab_reclaimable", "slab_unreclaimable",
       "workingset_refault_anon", "workingset_refault_file", "pgscan", "pgsteal",
       "pgfault", "pgmajfault"};
   StatFilter f;
-  for (auto name : kDefault) f.known.set(*parse::stat_key_table().find(name));
+  const auto add = [&](std::span<const std::string_view> names) {
+    for (auto name : names) f.known.set(*parse::stat_key_table().find(name));
+  };
+  switch (profile) {
+    case Profile::lean: add(kLean); break;
+    case Profile::standard: add(kStandard); break;
+    case Profile::full: add(kFull); break;
+  }
   return f;
 }
 
@@ -64,6 +89,7 @@ Config Config::builtin(const HostFacts& host) {
 void Config::resolve() {
   auto d = std::make_shared<Settings>(defaults);
   d->source = "defaults";
+  d->name = "default";
   resolved_defaults_ = d;
   resolved_rules_.clear();
   for (size_t i = 0; i < rules.size(); ++i) {
@@ -72,6 +98,7 @@ void Config::resolve() {
     if (rules[i].max_age) s->max_age = *rules[i].max_age;
     if (rules[i].stats) s->stats = *rules[i].stats;
     s->source = "rule " + std::to_string(i + 1) + " (" + rules[i].match.pattern() + ")";
+    s->name = rules[i].name.empty() ? rules[i].match.pattern() : rules[i].name;
     resolved_rules_.push_back(std::move(s));
   }
 }

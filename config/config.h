@@ -16,6 +16,12 @@
 
 namespace memcg::config {
 
+// How much of the exposition is served (README "Metrics": what each adds).
+// Each profile is a superset of the one before; `standard` is called
+// "default" in the configuration file.
+enum class Profile : unsigned char { lean, standard, full };
+std::string_view profile_name(Profile p) noexcept;  // "lean", "default", "full"
+
 // Which memory.stat keys become series. Known keys by bit; names this build
 // does not know (a newer kernel's) are kept by name so they can be allowed too.
 struct StatFilter {
@@ -25,7 +31,7 @@ struct StatFilter {
 
   bool allows(size_t known_index) const noexcept { return all || known.test(known_index); }
   bool allows_unknown(std::string_view name) const noexcept;
-  static StatFilter defaults();  // the documented default allowlist
+  static StatFilter defaults(Profile profile = Profile::standard);  // the documented allowlist of a profile
 };
 
 // The per-cgroup knobs of the update-aware cache, after defaults were applied.
@@ -34,6 +40,7 @@ struct Settings {
   Duration max_age{};             // memory.stat is never older than this
   StatFilter stats;
   std::string source;             // "defaults" or "rule N (glob)"
+  std::string name;               // the `rule` label: "default", or the rule's name (its glob unless named)
 };
 
 struct Rule {
@@ -41,6 +48,7 @@ struct Rule {
   std::optional<uint64_t> threshold;
   std::optional<Duration> max_age;
   std::optional<StatFilter> stats;
+  std::string name;  // the `rule` label; "" = the glob's pattern
 };
 
 struct CollectorConfig {
@@ -70,12 +78,16 @@ struct ContainersConfig {
 };
 
 // Identity labels that can be copied onto every per-cgroup series (they are
-// always on memcg_cgroup_info).
-inline constexpr std::string_view kIdentityLabels[] = {"runtime", "container_id", "container_name", "image", "pod",
-                                                       "namespace", "pod_uid", "qos_class", "unit"};
+// always on memcg_cgroup_info). Every per-cgroup series carries `cgroup_id`;
+// "cgroup", the path, is the first of these.
+inline constexpr std::string_view kIdentityLabels[] = {"cgroup", "runtime", "container_id", "container_name", "image",
+                                                       "pod", "namespace", "pod_uid", "qos_class", "unit"};
 
 struct MetricsConfig {
-  std::vector<std::string> identity_labels;  // subset of kIdentityLabels, in this order
+  Profile profile = Profile::standard;
+  // Subset of kIdentityLabels, in this order. The full profile always has
+  // "cgroup" here (the 0.1 exposition's per-series label).
+  std::vector<std::string> identity_labels;
 };
 
 // Facts about the host the defaults depend on; injected so tests are exact.

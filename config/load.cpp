@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -40,18 +41,34 @@ class Loader {
       }
     }
     if (auto* t = table_at(root, "metrics", "metrics")) {
-      check_keys(*t, "metrics", {"identity_labels"});
+      check_keys(*t, "metrics", {"profile", "identity_labels"});
+      if (auto* n = t->get("profile")) c.metrics.profile = profile(*n, "metrics.profile");
       if (auto* n = t->get("identity_labels")) c.metrics.identity_labels = identity_labels(*n, "metrics.identity_labels");
     }
+    if (c.metrics.profile == Profile::full &&
+        (c.metrics.identity_labels.empty() || c.metrics.identity_labels.front() != "cgroup"))
+      c.metrics.identity_labels.insert(c.metrics.identity_labels.begin(), "cgroup");
+    // The profile picks the default allowlist; [defaults] stats overrides it.
+    c.defaults.stats = StatFilter::defaults(c.metrics.profile);
     if (auto* t = table_at(root, "defaults", "defaults")) load_defaults(*t, c.defaults);
     if (auto* node = root.get("rule")) {
       auto* arr = node->as_array();
       if (!arr) fail(*node, "rule", "must be an array of tables: write [[rule]]");
+      std::vector<std::string> names{"default"};  // [defaults]' label value
       for (size_t i = 0; i < arr->size(); ++i) {
         const std::string path = "rule[" + std::to_string(i + 1) + "]";
         auto* t = (*arr)[i].as_table();
         if (!t) fail((*arr)[i], path, "must be a table");
         c.rules.push_back(load_rule(*t, path));
+        // The name is a label value of memcg_cgroup_info and the per-rule
+        // series: two rules with one name would make duplicate series.
+        const std::string& name = c.rules.back().name.empty() ? c.rules.back().match.pattern() : c.rules.back().name;
+        if (std::find(names.begin(), names.end(), name) != names.end()) {
+          const toml::node* at = t->get("name") ? t->get("name") : t->get("match");
+          fail(*at, path + (t->get("name") ? ".name" : ".match"),
+               "rule name \"" + name + "\" is already used (\"default\" is [defaults]'); give this rule a unique name = \"...\"");
+        }
+        names.push_back(name);
       }
     }
     c.resolve();
@@ -181,6 +198,13 @@ class Loader {
     if (auto* n = t.get("exclude")) c.exclude = globs(*n, "collector.exclude");
   }
 
+  Profile profile(const toml::node& n, const std::string& key) const {
+    auto s = n.as_string();
+    for (auto p : {Profile::lean, Profile::standard, Profile::full})
+      if (s && s->get() == profile_name(p)) return p;
+    fail(n, key, "must be \"lean\", \"default\" or \"full\"");
+  }
+
   std::vector<std::string> identity_labels(const toml::node& n, const std::string& key) const {
     auto arr = n.as_array();
     if (!arr) fail(n, key, "must be an array of identity label names");
@@ -244,11 +268,17 @@ class Loader {
   }
 
   Rule load_rule(const toml::table& t, const std::string& path) const {
-    check_keys(t, path, {"match", "threshold", "max_age", "stats"});
+    check_keys(t, path, {"match", "name", "threshold", "max_age", "stats"});
     auto* m = t.get("match");
     if (!m) throw ConfigError(file_, t.source().begin.line, t.source().begin.column, path + ".match",
                               "missing: every rule needs a glob to match cgroup paths");
-    Rule r{glob(*m, path + ".match"), {}, {}, {}};
+    Rule r{glob(*m, path + ".match"), {}, {}, {}, {}};
+    if (auto* n = t.get("name")) {
+      auto s = n->as_string();
+      if (!s || s->get().empty() || s->get().size() > 128)
+        fail(*n, path + ".name", "must be a non-empty string of at most 128 bytes");
+      r.name = s->get();
+    }
     if (auto* n = t.get("threshold")) r.threshold = size(*n, path + ".threshold");
     if (auto* n = t.get("max_age")) r.max_age = duration(*n, path + ".max_age");
     if (auto* n = t.get("stats")) r.stats = stats(*n, path + ".stats");
@@ -305,13 +335,13 @@ std::string describe(const Config& c) {
   o << " refresh_api=" << (c.web.refresh_api ? "on" : "off") << " max_connections=" << c.web.max_connections
     << " request_timeout=" << format_duration(c.web.request_timeout) << "\n";
   o << "containers: records_dir=" << (c.containers.records_dir.empty() ? "(off)" : c.containers.records_dir) << "\n";
-  o << "metrics: identity_labels=";
+  o << "metrics: profile=" << profile_name(c.metrics.profile) << " identity_labels=";
   for (size_t i = 0; i < c.metrics.identity_labels.size(); ++i) o << (i ? "," : "") << c.metrics.identity_labels[i];
-  if (c.metrics.identity_labels.empty()) o << "(none; join memcg_cgroup_info on cgroup)";
+  if (c.metrics.identity_labels.empty()) o << "(none; join memcg_cgroup_info on cgroup_id)";
   o << "\n";
   for (const auto& s : c.resolved())
-    o << s->source << ": threshold=" << format_size(s->threshold) << " max_age=" << format_duration(s->max_age)
-      << " stats=" << describe_stats(s->stats) << "\n";
+    o << s->source << ": name=" << s->name << " threshold=" << format_size(s->threshold)
+      << " max_age=" << format_duration(s->max_age) << " stats=" << describe_stats(s->stats) << "\n";
   o << "rules: first match wins; unmatched cgroups use the defaults\n";
   return o.str();
 }

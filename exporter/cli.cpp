@@ -20,7 +20,8 @@ Options:
   --web.config.file FILE    TLS, client certificates, basic auth and headers, in
                             the Prometheus web-config format (YAML)
   --once                    run one full collection pass, print it as JSON, exit
-  --check-config            validate the configuration, print the effective rules, exit
+  --check-config            validate the configuration, print the effective rules and
+                            the series per cgroup they make, exit
   --log-level LEVEL         debug, info, notice, warning or error (default info)
   --version                 print the version and exit
   --help                    print this help and exit

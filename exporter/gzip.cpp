@@ -1,25 +1,68 @@
 #include "exporter/gzip.h"
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include <cctype>
+#include <memory>
 
 namespace memcg::exporter {
 
-bool gzip_compress(std::string_view in, std::string& out, int level) {
-  z_stream zs{};
-  // windowBits 15 + 16 selects the gzip wrapper.
-  if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
+bool gzip_compress(std::string_view in, std::string& out) {
+  // One compressor per call: libdeflate's are not thread-safe, and a call
+  // compresses a whole scrape, so the allocation is noise.
+  std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)> c(
+      libdeflate_alloc_compressor(1), &libdeflate_free_compressor);
+  if (!c) return false;
   const size_t start = out.size();
-  out.resize(start + deflateBound(&zs, static_cast<uLong>(in.size())));
+  out.resize(start + libdeflate_gzip_compress_bound(c.get(), in.size()));
+  const size_t n = libdeflate_gzip_compress(c.get(), in.data(), in.size(), out.data() + start, out.size() - start);
+  out.resize(start + n);
+  return n > 0;
+}
+
+bool deflate_head(std::string_view in, DeflatedHead& out) {
+  z_stream zs{};
+  // Raw deflate (windowBits -15): the gzip header and trailer are written by
+  // gzip_join. Level 1: the head is compressed again whenever a cgroup comes
+  // or goes, which on a busy node is most scrapes.
+  if (deflateInit2(&zs, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
+  out.deflate.resize(deflateBound(&zs, static_cast<uLong>(in.size())) + 16);
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
   zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data() + start);
-  zs.avail_out = static_cast<uInt>(out.size() - start);
-  const int rc = deflate(&zs, Z_FINISH);
-  out.resize(start + zs.total_out);
+  zs.next_out = reinterpret_cast<Bytef*>(out.deflate.data());
+  zs.avail_out = static_cast<uInt>(out.deflate.size());
+  // A sync flush ends on a byte boundary with an empty stored block, not
+  // final: more blocks may follow.
+  const int rc = deflate(&zs, Z_SYNC_FLUSH);
+  const bool ok = rc == Z_OK && zs.avail_in == 0;
+  out.deflate.resize(zs.total_out);
   deflateEnd(&zs);
-  return rc == Z_STREAM_END;
+  out.crc = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(in.data()), static_cast<uInt>(in.size())));
+  out.length = in.size();
+  return ok;
+}
+
+bool gzip_join(const DeflatedHead& head, std::string_view tail, std::string& out) {
+  std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)> c(
+      libdeflate_alloc_compressor(1), &libdeflate_free_compressor);
+  if (!c) return false;
+  static constexpr unsigned char kHeader[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};  // deflate, no name, Unix
+  const size_t start = out.size();
+  out.append(reinterpret_cast<const char*>(kHeader), sizeof kHeader).append(head.deflate);
+  const size_t at = out.size();
+  out.resize(at + libdeflate_deflate_compress_bound(c.get(), tail.size()) + 8);
+  const size_t n = libdeflate_deflate_compress(c.get(), tail.data(), tail.size(), out.data() + at, out.size() - at);
+  if (n == 0) {
+    out.resize(start);
+    return false;
+  }
+  out.resize(at + n);
+  const uint32_t crc = libdeflate_crc32(head.crc, tail.data(), tail.size());  // continues the head's CRC
+  const auto length = static_cast<uint32_t>(head.length + tail.size());       // ISIZE: modulo 2^32
+  for (uint32_t v : {crc, length})
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  return true;
 }
 
 bool accepts_gzip(std::string_view h) noexcept {

@@ -22,6 +22,7 @@
 
 #include "exporter/basic_auth.h"
 #include "exporter/gzip.h"
+#include "exporter/scrape_cache.h"
 #include "exporter/landing_page.h"
 #include "exporter/version.h"
 #include "plugin/json_writer.h"
@@ -111,11 +112,11 @@ void respond_maybe_gzip(mg_connection* conn, std::string_view type, const std::s
   respond(conn, 200, type, body);
 }
 
-// A scrape builds ~10 MB of prometheus-cpp objects for 300 cgroups with every
-// stat key, in the allocating worker thread's own malloc arena, which keeps
-// that peak after the objects are freed: measured 6 MB -> 83 MB RSS after 16
-// concurrent scrapes. Returning free pages after each response keeps RSS at
-// the working set.
+// A scrape's body (megabytes at thousands of cgroups, more with the full
+// profile) is built in the worker thread's own malloc arena, which keeps that
+// peak after the body is freed: measured 6 MB -> 83 MB RSS after 16
+// concurrent scrapes of 310 cgroups with every stat key. Returning free pages
+// after each response keeps RSS at the working set.
 void release_freed_memory() { malloc_trim(0); }
 
 void error(mg_connection* conn, int code, std::string_view message) {
@@ -303,22 +304,23 @@ HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend, const 
   if (web_file) handlers_->context.headers = web_file->headers;
   auto& r = handlers_->routes;
   WebBackend* b = &backend;
-  r.push_back(get_route("/metrics", [b, last_size = std::make_shared<std::atomic<size_t>>(0)](mg_connection* c) mutable {
-    auto& last_size_ref = *last_size;
+  r.push_back(get_route("/metrics", [b, cache = std::make_shared<ScrapeCache>()](mg_connection* c) {
     const auto t0 = std::chrono::steady_clock::now();
     auto snap = b->snapshot();
-    const ProcessStats proc = read_process_stats();
     const auto cfg = b->config();
-    const ScrapeContext ctx{*snap, b->now(), b->status(), proc, MEMCG_VERSION, MEMCG_REVISION, cfg->metrics.identity_labels};
-    // Written straight from the snapshot (render_text), the same bytes as
-    // prometheus-cpp's TextSerializer over SnapshotCollectable, without a
-    // ClientMetric per sample; the body is built once and sent (or gzipped) as is.
-    std::string body;
-    body.reserve(last_size_ref.load(std::memory_order_relaxed) + 4096);
-    render_text(ctx, body);
-    last_size_ref.store(body.size(), std::memory_order_relaxed);
-    respond_maybe_gzip(c, kTextFormat, body);
-    body = std::string();
+    const char* ae = mg_get_header(c, "Accept-Encoding");
+    // One body per snapshot (and configuration), shared by the scrapes that
+    // come while it is the latest; written straight from the snapshot
+    // (render_text: prometheus-cpp's bytes without a ClientMetric per sample).
+    const ProcessStats proc = read_process_stats();
+    const ScrapeContext ctx{*snap, b->now(), b->status(), proc, MEMCG_VERSION, MEMCG_REVISION,
+                            cfg->metrics.identity_labels, cfg->metrics.profile,
+                            cfg->collector.max_stat_reads_per_second > 0};
+    const auto body = cache->get(*snap, {snap->pass, cfg.get()}, ae && accepts_gzip(ae),
+                                 {[&](std::string& out) { render_identity(ctx, out); },
+                                  [&](std::string& out) { render_values(ctx, out); }});
+    respond(c, 200, kTextFormat, *body.bytes, body.gzip ? "gzip" : "");
+    cache->drop_before(b->snapshot()->pass);  // superseded while we sent it: free it now
     release_freed_memory();
     b->status().last_scrape_seconds.store(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

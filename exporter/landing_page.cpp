@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "config/load.h"
+#include "exporter/metrics.h"
 #include "exporter/version.h"
 
 namespace memcg::exporter {
@@ -124,6 +125,10 @@ std::string render_landing_page(const Snapshot& snap, const config::Config& cfg,
   h += "<tr><td>reads avoided</td><td id=\"avoided\">" + std::to_string(snap.skips) + " probes (" + avoided + ")</td></tr>\n";
   h += "<tr><td>errors</td><td" + std::string(read_errors + parse_errors ? " class=\"warn\"" : "") + ">" +
        std::to_string(read_errors) + " read, " + std::to_string(parse_errors) + " parse</td></tr>\n";
+  const SeriesBudget budget = series_per_cgroup(cfg.defaults, cfg.metrics.profile, cfg.collector.max_stat_reads_per_second > 0);
+  h += "<tr><td>/metrics profile</td><td id=\"profile\">" + std::string(config::profile_name(cfg.metrics.profile)) + ": " +
+       std::to_string(budget.floor) + "&ndash;" + std::to_string(budget.most) +
+       " series per cgroup under [defaults] (per-cgroup series carry cgroup_id; the path is on memcg_cgroup_info)</td></tr>\n";
   if (cfg.web.refresh_api) h += "<tr><td>refresh API</td><td>POST /api/v1/refresh?cgroup=GLOB</td></tr>\n";
   h += "</table>\n";
 
@@ -137,7 +142,7 @@ std::string render_landing_page(const Snapshot& snap, const config::Config& cfg,
   h += "<h2>Top cgroups by memory</h2>\n<input id=\"filter\" placeholder=\"filter by cgroup, container, pod…\">\n";
   h += "<table id=\"cgroups\"><thead><tr><th>cgroup</th><th>container</th><th>memory.current</th><th>working set</th>"
        "<th>age / max_age</th><th>pending / threshold</th><th>reads</th><th>skips</th><th>read time</th>"
-       "<th>read CPU</th></tr></thead>\n<tbody>\n";
+       "<th>read CPU</th><th>cgroup_id</th><th>rule</th></tr></thead>\n<tbody>\n";
   const size_t inactive_file = *parse::stat_key_table().find("inactive_file");
   for (const CgroupView* c : rows) {
     const runtime::ContainerRecord* rec = snap.record_for(*c->id);
@@ -164,6 +169,8 @@ std::string render_landing_page(const Snapshot& snap, const config::Config& cfg,
     h += num_cell(static_cast<double>(c->skips), std::to_string(c->skips));
     h += num_cell(to_seconds(c->read_wall), fmt("%.1f µs", to_seconds(c->read_wall) * 1e6));
     h += num_cell(to_seconds(c->read_cpu), fmt("%.1f µs", to_seconds(c->read_cpu) * 1e6));
+    // The label every /metrics series of this cgroup carries, and its rule.
+    h += "<td class=\"n\">" + std::to_string(c->id->inode) + "</td><td>" + html_escape(c->settings->name) + "</td>";
     h += "</tr>\n";
   }
   h += "</tbody></table>\n";

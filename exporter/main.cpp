@@ -10,6 +10,7 @@
 #include "exporter/cli.h"
 #include "exporter/daemon.h"
 #include "exporter/log.h"
+#include "exporter/metrics.h"
 #include "exporter/setup.h"
 #include "exporter/version.h"
 #include "exporter/web_config.h"
@@ -64,6 +65,14 @@ int main(int argc, char** argv) {
   }
   if (opts->check_config) {
     std::cout << config::describe(*cfg);
+    // The bill: series per cgroup under each rule, counted through the metric table.
+    const bool read_budget = cfg->collector.max_stat_reads_per_second > 0;
+    for (const auto& s : cfg->resolved()) {
+      const SeriesBudget b = series_per_cgroup(*s, cfg->metrics.profile, read_budget);
+      std::cout << "series per cgroup (" << s->source << ", profile " << config::profile_name(cfg->metrics.profile)
+                << "): " << b.floor << " with no limit set and only max_age reads, at most " << b.most
+                << (b.plus_unknown_keys ? " plus any memory.stat key the kernel adds" : "") << "\n";
+    }
     if (web_file)
       std::cout << "web config " << web_file->path << ": tls=" << (web_file->tls ? "on" : "off")
                 << " basic_auth_users=" << web_file->basic_auth_users.size() << " headers=" << web_file->headers.size() << "\n";

@@ -31,33 +31,55 @@ struct DaemonStatus {
 // Everything a metric getter may look at.
 struct ScrapeContext {
   const Snapshot& snap;
-  TimePoint now;  // ages are computed against this, at scrape time
+  TimePoint now;  // ages (full profile) are computed against this, at scrape time
   const DaemonStatus& status;
   const ProcessStats& process;
   std::string_view version, revision;
   std::span<const std::string> identity_labels = {};  // copied onto every per-cgroup series
+  config::Profile profile = config::Profile::standard;
+  bool read_budget = false;  // collector.max_stat_reads_per_second is set: max_age can be exceeded
 };
 
 // The value of identity label `label` (see config::kIdentityLabels) for a cgroup:
-// from its path, or from the OCI hook record of its container.
+// its path, from its path, or from the OCI hook record of its container.
 std::string_view identity_value(const Snapshot& snap, const CgroupId& id, std::string_view label);
+
+// How many series one cgroup gets under a profile and a rule's settings:
+// `floor` when no limit is set and memory.stat was read only for its age,
+// `most` when every limit is set and every read reason occurred. Unknown
+// memory.stat keys (stats = ["*"]) come on top. Counted by rendering
+// synthetic cgroups through the metric table, so it cannot drift from it.
+struct SeriesBudget {
+  size_t floor = 0, most = 0;
+  bool plus_unknown_keys = false;
+};
+SeriesBudget series_per_cgroup(const config::Settings& settings, config::Profile profile, bool read_budget = false);
 
 using LabelList = std::initializer_list<std::pair<std::string_view, std::string_view>>;
 
-// Where a getter puts its samples. Per-cgroup getters get the cgroup label
+// Where a getter puts its samples. Per-cgroup getters get the cgroup_id label
 // (and any configured identity labels) added by the sink.
 class SampleSink {
  public:
-  using Labels = std::vector<std::pair<std::string_view, std::string_view>>;
+  using Label = std::pair<std::string_view, std::string_view>;
+  using Labels = std::vector<Label>;
   virtual ~SampleSink() = default;
-  virtual void add(double value, LabelList labels = {}) = 0;
+  void add(double value, LabelList labels = {}) { add_labels(value, {labels.begin(), labels.size()}); }
+  virtual void add_labels(double value, std::span<const Label> labels) = 0;
   virtual void add_histogram(const prometheus::ClientMetric::Histogram& h) = 0;
+  // A label list a getter may fill and pass to add_labels, reused between
+  // cgroups so dynamic label sets allocate nothing per sample.
+  Labels& scratch() noexcept { return scratch_; }
+
+ private:
+  Labels scratch_;
 };
 
 struct MetricDef {
   std::string_view name;
+  config::Profile profile;  // the leanest profile that serves it
   prometheus::MetricType type;
-  std::string_view labels;  // documentation: the label names besides "cgroup"
+  std::string_view labels;  // documentation: the label names besides "cgroup_id"
   std::string_view help;
   void (*per_cgroup)(const CgroupView&, const ScrapeContext&, SampleSink&) = nullptr;
   void (*global)(const ScrapeContext&, SampleSink&) = nullptr;
@@ -74,6 +96,12 @@ std::vector<prometheus::MetricFamily> collect_families(const ScrapeContext& ctx)
 // (a test holds them equal), without building a ClientMetric per sample: at
 // 1600 cgroups that intermediate step cost ~200 ms of CPU per scrape.
 void render_text(const ScrapeContext& ctx, std::string& out);
+
+// render_text in two parts, identity first: the memcg_cgroup_info family,
+// which changes only when cgroups, their rules or container records do, and
+// everything else. render_identity + render_values == render_text.
+void render_identity(const ScrapeContext& ctx, std::string& out);
+void render_values(const ScrapeContext& ctx, std::string& out);
 
 // The prometheus-cpp view of a scrape: a Collectable over one snapshot and
 // the daemon state, so the families can go through any prometheus-cpp

@@ -13,6 +13,7 @@ class SystemClock final : public Clock {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
   }
+  WallTime wall() noexcept override { return std::chrono::system_clock::now(); }
 };
 
 }  // namespace

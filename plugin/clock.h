@@ -8,6 +8,7 @@ namespace memcg {
 
 using TimePoint = std::chrono::steady_clock::time_point;  // monotonic: immune to clock jumps
 using Duration = std::chrono::nanoseconds;
+using WallTime = std::chrono::system_clock::time_point;  // only for exported Unix timestamps
 
 class Clock {
  public:
@@ -17,6 +18,9 @@ class Clock {
   // the rstat flush of a memory.stat read in the reading thread's context, so
   // this is where that work shows up.
   virtual Duration thread_cpu() noexcept = 0;
+  // Wall-clock time, for the Unix timestamps Prometheus wants on events
+  // ("when did it happen", not "how long ago"). Never used for decisions.
+  virtual WallTime wall() noexcept = 0;
 
   static Clock& system() noexcept;
 };
@@ -25,7 +29,7 @@ class Clock {
 // thread_cpu() call, so a test can give every timed operation a known cost.
 class ManualClock final : public Clock {
  public:
-  explicit ManualClock(TimePoint start = TimePoint{} + std::chrono::hours(1)) : now_(start) {}
+  explicit ManualClock(TimePoint start = TimePoint{} + std::chrono::hours(1)) : now_(start), start_(start) {}
   TimePoint now() noexcept override {
     const TimePoint t = now_;
     now_ += step;
@@ -36,6 +40,12 @@ class ManualClock final : public Clock {
     cpu_ += cpu_step;
     return t;
   }
+  // Moves with now(): kWallStart at the clock's start.
+  WallTime wall() noexcept override {
+    return kWallStart + std::chrono::duration_cast<WallTime::duration>(now_ - start_);
+  }
+  static constexpr WallTime kWallStart{std::chrono::seconds(1700000000)};  // 2023-11-14T22:13:20Z
+
   void advance(Duration d) noexcept { now_ += d; }
   TimePoint peek() const noexcept { return now_; }
 
@@ -44,9 +54,13 @@ class ManualClock final : public Clock {
 
  private:
   TimePoint now_;
+  TimePoint start_;
   Duration cpu_{0};
 };
 
 inline double to_seconds(Duration d) noexcept { return std::chrono::duration<double>(d).count(); }
+inline double unix_seconds(WallTime t) noexcept {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
 
 }  // namespace memcg

@@ -73,6 +73,7 @@ Collector::~Collector() {
 void Collector::set_config(config::Config config) {
   if (config.containers.records_dir != config_.containers.records_dir) records_.reset();
   config_ = std::move(config);
+  rules_.reset();
   need_rescan_ = true;
 }
 
@@ -301,6 +302,7 @@ void Collector::read_stat(Entry& e, cache::ReadReason reason, PassReport& report
 
   auto rec = std::make_shared<StatRecord>();
   rec->read_at = t0;
+  rec->read_at_wall = clock_.wall();
   rec->values = stat_scratch_;
   if (e.record && t0 > e.record->read_at) {
     const Duration dt = t0 - e.record->read_at;
@@ -499,6 +501,10 @@ void Collector::publish(TimePoint started) {
   snap->reads = reads_;
   snap->skips = skips_;
   snap->reads_deferred = deferred_;
+  // Built once per configuration and shared by its snapshots: a pass
+  // allocates nothing per rule.
+  if (!rules_) rules_ = std::make_shared<const std::vector<std::shared_ptr<const config::Settings>>>(config_.resolved());
+  snap->rules = rules_;
   snap->stat_read_seconds = read_hist_;
   snap->pass_duration = clock_.now() - started;
   pass_hist_.observe(to_seconds(snap->pass_duration));

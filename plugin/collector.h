@@ -118,6 +118,7 @@ class Collector {
   std::mutex refresh_mu_;
   std::vector<config::Glob> refresh_;  // guarded by refresh_mu_
 
+  std::shared_ptr<const std::vector<std::shared_ptr<const config::Settings>>> rules_;  // config_.resolved()
   std::unique_ptr<runtime::RecordStore> records_;  // null when containers.records_dir is ""
 
   // A mutex held only to copy or swap the pointer (tens of nanoseconds), not

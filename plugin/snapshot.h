@@ -44,6 +44,7 @@ struct CgroupId {
 // rarely or only matter with the breakdown, so they share its freshness).
 struct StatRecord {
   TimePoint read_at{};
+  WallTime read_at_wall{};  // the same instant on the wall clock, exported as a Unix timestamp
   parse::StatValues values;
   std::array<double, parse::kStatKeyCount> rate{};  // per second, vs the previous read
   parse::KeySet has_rate;
@@ -99,6 +100,9 @@ struct Snapshot {
   // OCI hook records by container id (container name, image, pod, namespace);
   // null when records are off.
   std::shared_ptr<const runtime::RecordMap> records;
+  // The settings in force: [defaults] first, then each rule (per-rule series);
+  // null before the first pass.
+  std::shared_ptr<const std::vector<std::shared_ptr<const config::Settings>>> rules;
 
   // The hook record for a cgroup's container, if any.
   const runtime::ContainerRecord* record_for(const CgroupId& id) const {

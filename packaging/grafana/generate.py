@@ -7,6 +7,11 @@ import json, os
 S = 'instance=~"$instance", cgroup=~"$cgroup"'
 I = 'instance=~"$instance"'
 RI = "$__rate_interval"
+
+def J(expr, labels="cgroup"):
+    """`expr` (per-cgroup series, labelled cgroup_id only) joined with
+    memcg_cgroup_info for the path and filtered by $instance and $cgroup."""
+    return f"(({expr}) * on(instance, job, cgroup_id) group_left({labels}) memcg_cgroup_info{{{S}}})"
 DS = {"type": "prometheus", "uid": "${datasource}"}
 
 panels = []
@@ -42,35 +47,39 @@ def panel(title, targets, unit="short", kind="timeseries", w=12, h=8, descriptio
         y += h
 
 row("Memory")
-panel("Top cgroups by memory.current", [(f"topk(10, memcg_memory_current_bytes{{{S}}})", "{{cgroup}}")], "bytes",
+panel("Top cgroups by memory.current", [(f"topk(10, {J(f'memcg_memory_current_bytes{{{I}}}')})", "{{cgroup}}")], "bytes",
       description="memory.current: everything charged to the cgroup and its descendants, read every probe.")
-panel("Top cgroups by working set", [(f'topk(10, clamp_min(memcg_memory_current_bytes{{{S}}} - on(instance, job, cgroup) memcg_memory_stat_bytes{{{S}, stat="inactive_file"}}, 0))', "{{cgroup}}")], "bytes",
+WORKING_SET = f'clamp_min(memcg_memory_current_bytes{{{I}}} - on(instance, job, cgroup_id) memcg_memory_stat_bytes{{{I}, stat="inactive_file"}}, 0)'
+panel("Top cgroups by working set", [(f"topk(10, {J(WORKING_SET)})", "{{cgroup}}")], "bytes",
       description="memory.current minus inactive file pages, as cAdvisor's container_memory_working_set_bytes. "
-                  "Unlike cAdvisor's, inactive_file here is cached: up to memcg_stat_age_seconds old.")
-panel("Memory by container", [(f'sum by (namespace, pod, container_name) (memcg_memory_current_bytes{{{I}}} * on(instance, job, cgroup) group_left(namespace, pod, container_name) memcg_cgroup_info{{{I}, container_name=~"$container", container_name!=""}})', "{{namespace}}/{{pod}}/{{container_name}}")],
+                  "Unlike cAdvisor's, inactive_file here is cached: read at memcg_stat_last_read_timestamp_seconds.")
+panel("Memory by container", [(f'sum by (namespace, pod, container_name) (memcg_memory_current_bytes{{{I}}} * on(instance, job, cgroup_id) group_left(namespace, pod, container_name) memcg_cgroup_info{{{I}, container_name=~"$container", container_name!=""}})', "{{namespace}}/{{pod}}/{{container_name}}")],
       "bytes", w=24, description="Joined with memcg_cgroup_info: names come from the OCI hook's records.")
 row("Breakdown")
-panel("anon / file / kernel / slab", [(f'memcg_memory_stat_bytes{{{S}, stat=~"anon|file|kernel|sock|shmem|slab_reclaimable|slab_unreclaimable"}}', "{{cgroup}} {{stat}}")],
-      "bytes", stack=True, description="From memory.stat, cached: each value is up to memcg_stat_age_seconds old.")
-panel("Active / inactive LRU", [(f'memcg_memory_stat_bytes{{{S}, stat=~"(in)?active_(anon|file)"}}', "{{cgroup}} {{stat}}")], "bytes")
+panel("anon / file / kernel / sock / shmem", [(J(f'memcg_memory_stat_bytes{{{I}, stat=~"anon|file|kernel|sock|shmem"}}'), "{{cgroup}} {{stat}}")],
+      "bytes", stack=True, description="From memory.stat, cached: read at memcg_stat_last_read_timestamp_seconds, never older than the rule's max_age. shmem (tmpfs) is part of file.")
+panel("Page cache: all / inactive (reclaimable first)", [(J(f'memcg_memory_stat_bytes{{{I}, stat=~"file|inactive_file"}}'), "{{cgroup}} {{stat}}")], "bytes")
 row("Rates")
-panel("Major faults /s", [(f'memcg_memory_stat_events_per_second{{{S}, stat="pgmajfault"}}', "{{cgroup}}")], "ops",
-      description="Rate between the exporter's last two memory.stat reads, timed by the exporter.")
-panel("Workingset refaults /s", [(f'memcg_memory_stat_events_per_second{{{S}, stat=~"workingset_refault_(anon|file)"}}', "{{cgroup}} {{stat}}")], "ops")
-panel("Reclaim: pgscan / pgsteal /s", [(f'memcg_memory_stat_events_per_second{{{S}, stat=~"pgscan|pgsteal"}}', "{{cgroup}} {{stat}}")], "ops")
-panel("memory.current growth", [(f"memcg_memory_current_bytes_per_second{{{S}}}", "{{cgroup}}")], "Bps")
+panel("Major faults /s", [(J(f'rate(memcg_memory_stat_events_total{{{I}, stat="pgmajfault"}}[{RI}])'), "{{cgroup}}")], "ops",
+      description="Prometheus' rate() of the cached counter: exact over windows of several max_age.")
+panel("Page cache refaults /s", [(J(f'rate(memcg_memory_stat_events_total{{{I}, stat="workingset_refault_file"}}[{RI}])'), "{{cgroup}}")], "ops",
+      description="File pages evicted and needed again soon: the working set does not fit.")
+panel("memory.current growth", [(J(f"deriv(memcg_memory_current_bytes{{{I}}}[{RI}])"), "{{cgroup}}")], "Bps")
+panel("Peak memory (memory.peak)", [(f"topk(10, {J(f'memcg_memory_peak_bytes{{{I}}}')})", "{{cgroup}}")], "bytes")
 row("Events and pressure")
-panel("memory.events: oom_kill, high, max", [(f'increase(memcg_memory_events_total{{{S}, event=~"oom_kill|high|max"}}[{RI}])', "{{cgroup}} {{event}}")], "short")
-panel("Memory pressure (PSI)", [(f"rate(memcg_memory_pressure_stalled_seconds_total{{{S}}}[{RI}])", "{{cgroup}} {{kind}}")], "percentunit",
+panel("memory.events: oom_kill, high, max", [(J(f'increase(memcg_memory_events_total{{{I}, event=~"oom_kill|high|max"}}[{RI}])'), "{{cgroup}} {{event}}")], "short")
+panel("Memory pressure (PSI)", [(J(f"rate(memcg_memory_pressure_stalled_seconds_total{{{I}}}[{RI}])"), "{{cgroup}} {{kind}}")], "percentunit",
       description="Share of time tasks stalled on memory: some = at least one task, full = all non-idle tasks.")
 row("Limits and headroom")
-panel("Usage of memory.max", [(f'memcg_memory_current_bytes{{{S}}} / on(instance, job, cgroup) (memcg_memory_limit_bytes{{{S}, limit="max"}} != +Inf)', "{{cgroup}}")], "percentunit")
-panel("Headroom to memory.max", [(f'(memcg_memory_limit_bytes{{{S}, limit="max"}} != +Inf) - on(instance, job, cgroup) memcg_memory_current_bytes{{{S}}}', "{{cgroup}}")], "bytes")
+panel("Usage of memory.max", [(J(f'memcg_memory_current_bytes{{{I}}} / on(instance, job, cgroup_id) (memcg_memory_limit_bytes{{{I}, limit="max"}} != +Inf)'), "{{cgroup}}")], "percentunit",
+      description="Only cgroups with memory.max set: an unset limit is not served.")
+panel("Headroom to memory.max", [(J(f'(memcg_memory_limit_bytes{{{I}, limit="max"}} != +Inf) - on(instance, job, cgroup_id) memcg_memory_current_bytes{{{I}}}'), "{{cgroup}}")], "bytes")
 row("Freshness")
-panel("memory.stat age vs max_age", [(f"memcg_stat_age_seconds{{{S}}}", "{{cgroup}} age"), (f"max(memcg_stat_max_age_seconds{{{S}}})", "max_age")], "s",
-      description="How old the cached memory.stat values are at scrape time; never above the cgroup's max_age.")
-panel("Pending change vs threshold", [(f"memcg_stat_pending_change_bytes{{{S}}} / memcg_stat_threshold_bytes{{{S}}}", "{{cgroup}}")], "percentunit",
-      description="Probed change since the last read, as a share of the threshold that triggers the next read.")
+panel("memory.stat age vs max_age", [(J(f"timestamp(memcg_stat_last_read_timestamp_seconds{{{I}}}) - memcg_stat_last_read_timestamp_seconds{{{I}}}"), "{{cgroup}} age"),
+                                     (f"max(memcg_rule_max_age_seconds{{{I}}})", "max_age")], "s",
+      description="How old the cached memory.stat values were at each scrape; never above the rule's max_age.")
+panel("Pending change vs threshold", [(f"{J(f'memcg_stat_pending_change_bytes{{{I}}}', 'cgroup, rule')} / on(instance, job, rule) group_left() memcg_rule_threshold_bytes{{{I}}}", "{{cgroup}}")], "percentunit",
+      description="Probed change since the last read, as a share of the rule's threshold that triggers the next read.")
 panel("memory.stat reads by reason /s", [(f"sum by (reason) (rate(memcg_exporter_stat_reads_total{{{I}}}[{RI}]))", "{{reason}}")], "ops", stack=True)
 panel("Skip ratio", [(f"sum(rate(memcg_exporter_stat_skips_total{{{I}}}[{RI}])) / (sum(rate(memcg_exporter_stat_skips_total{{{I}}}[{RI}])) + sum(rate(memcg_exporter_stat_reads_total{{{I}}}[{RI}])))", "skipped")],
       "percentunit", kind="stat", description="Probes that served cached values instead of making the kernel flush.")
@@ -79,7 +88,7 @@ panel("memory.stat read time", [(f"sum by (le) (rate(memcg_exporter_stat_read_du
 panel("CPU spent reading memory.stat", [(f"sum by (instance) (rate(memcg_stat_read_cpu_seconds_total{{{I}}}[{RI}]))", "{{instance}}")], "percentunit",
       description="CPU of the reading thread, including the kernel's rstat flush.")
 panel("Reads avoided /s", [(f"sum by (instance) (rate(memcg_exporter_stat_skips_total{{{I}}}[{RI}]))", "{{instance}}")], "ops")
-panel("Costliest cgroups to read", [(f"topk(10, rate(memcg_stat_read_seconds_total{{{S}}}[{RI}]))", "{{cgroup}}")], "percentunit")
+panel("Costliest cgroups to read", [(f"topk(10, {J(f'rate(memcg_stat_read_cpu_seconds_total{{{I}}}[{RI}])')})", "{{cgroup}}")], "percentunit")
 row("Exporter health")
 panel("Pass duration p99", [(f"histogram_quantile(0.99, sum by (le, instance) (rate(memcg_exporter_pass_duration_seconds_bucket{{{I}}}[{RI}])))", "{{instance}}")], "s")
 panel("Scrape duration", [(f"memcg_exporter_scrape_duration_seconds{{{I}}}", "{{instance}}")], "s")
@@ -111,7 +120,7 @@ dashboard = {
         {"name": "datasource", "label": "Data source", "type": "datasource", "query": "prometheus",
          "current": {"selected": False, "text": "default", "value": "default"}, "hide": 0, "refresh": 1, "regex": ""},
         var("instance", "label_values(memcg_exporter_build_info, instance)", "Instance"),
-        var("cgroup", 'label_values(memcg_memory_current_bytes{instance=~"$instance"}, cgroup)', "cgroup"),
+        var("cgroup", 'label_values(memcg_cgroup_info{instance=~"$instance"}, cgroup)', "cgroup"),
         var("container", 'label_values(memcg_cgroup_info{instance=~"$instance"}, container_name)', "Container"),
     ]},
     "annotations": {"list": []},

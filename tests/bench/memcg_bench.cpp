@@ -17,6 +17,10 @@
 //
 // Usage: memcg-bench [--cgroups N] [--ticks T] [--busy 0,1,5,100] [--dir DIR]
 //        memcg-bench --use-root DIR [--ticks T]
+//        memcg-bench --scrape-only 1 [--cgroups N] [--ticks T] [--busy 1]
+// --scrape-only runs one collector (7 fds per cgroup instead of 19) and
+// measures one scrape per profile: series and bytes per cgroup, render and
+// gzip CPU, and what a second scraper of the same snapshot costs.
 // --use-root runs the same comparison over an existing cgroup tree (a real
 // cgroup2 mount: the stage-1 VM runs it on 1000 real cgroups) without
 // writing anything: the 0 % scenario only, with the kernel's real read costs.
@@ -31,6 +35,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -38,8 +43,10 @@
 #include <vector>
 
 #include "exporter/metrics.h"
+#include "exporter/scrape_cache.h"
 #include "plugin/cgroupfs/rlimit.h"
 #include "plugin/collector.h"
+#include "tests/fixtures/kubernetes.h"
 #include "tests/fixtures/tree.h"
 #include "tests/unit/alloc_counter.h"
 
@@ -66,42 +73,70 @@ double rss_mib() {
   return 0;
 }
 
-struct Layout {
-  std::vector<std::string> all;         // every cgroup, parents first
-  std::vector<std::string> containers;  // the leaves that change
-  std::vector<std::vector<std::string>> ancestors;  // per container, its ancestors (root excluded)
+using Layout = fixtures::KubernetesNode;
+
+// What one scrape costs and weighs under a profile: render, gzip (as
+// Prometheus asks), and a second scraper of the same snapshot (served from
+// the shared body).
+struct ScrapeCost {
+  std::string profile;
+  double series_avg = 0, series_max = 0, bytes = 0, gzip_bytes = 0;
+  double first_cpu = 0;   // render + compress everything (the first scrape, or after the cgroups changed)
+  double scrape_cpu = 0;  // a later snapshot: the identity head reused
+  double render_cpu = 0;  // the text alone
+  double second_cpu = 0;  // a second scraper of the same snapshot
+  size_t cgroups = 0;
 };
 
-// kubepods.slice / kubepods-<qos>.slice / kubepods-<qos>-pod<i>.slice / cri-containerd-<j>.scope
-Layout build(fixtures::Tree& tree, int n) {
-  Layout l;
-  const char* qos[] = {"burstable", "besteffort", "guaranteed"};
-  fixtures::CgroupSpec spec;
-  spec.current = 64 << 20;
-  spec.stat.set("anon", 48 << 20).set("file", 16 << 20).set("pgfault", 1000);
-  tree.add("kubepods.slice", spec);
-  l.all.push_back("kubepods.slice");
-  std::vector<std::string> qslices;
-  for (const char* q : qos) {
-    qslices.push_back("kubepods.slice/kubepods-" + std::string(q) + ".slice");
-    tree.add(qslices.back(), spec);
-    l.all.push_back(qslices.back());
+// `with_path`: the path as `cgroup` on every series (the full profile's, and
+// 0.1's, label), to show what the short cgroup_id label saves.
+ScrapeCost measure_scrape(const Snapshot& snap, TimePoint now, config::Profile profile, bool with_path = false) {
+  exporter::DaemonStatus status;
+  exporter::ProcessStats proc;
+  const std::vector<std::string> path_label{"cgroup"};
+  with_path = with_path || profile == config::Profile::full;
+  const exporter::ScrapeContext ctx{snap, now, status, proc, "bench", "bench",
+                                    with_path ? std::span<const std::string>(path_label) : std::span<const std::string>(),
+                                    profile};
+  ScrapeCost c;
+  c.profile = std::string(config::profile_name(profile));
+  if (profile == config::Profile::full) c.profile += " (the run's stats allowlist)";
+  else if (with_path) c.profile += ", path on every series";
+  c.cgroups = snap.cgroups.size();
+  // A scrape as the daemon's /metrics does it, with a cache that already
+  // served the scrape before (a different snapshot, the same cgroups): the
+  // identity head is reused, the values are rendered and compressed.
+  exporter::ScrapeCache cache;
+  std::string text;
+  const exporter::ScrapeCache::Render render{[&](std::string& out) { exporter::render_identity(ctx, out); },
+                                             [&](std::string& out) { exporter::render_values(ctx, out); }};
+  double t0 = thread_cpu_seconds();
+  (void)cache.get(snap, {snap.pass - 1, nullptr}, true, render);
+  c.first_cpu = thread_cpu_seconds() - t0;
+  t0 = thread_cpu_seconds();
+  const auto body = cache.get(snap, {snap.pass, nullptr}, true, render);
+  c.scrape_cpu = thread_cpu_seconds() - t0;
+  c.gzip_bytes = static_cast<double>(body.bytes->size());
+  t0 = thread_cpu_seconds();
+  (void)cache.get(snap, {snap.pass, nullptr}, true, render);
+  c.second_cpu = thread_cpu_seconds() - t0;
+  t0 = thread_cpu_seconds();
+  exporter::render_text(ctx, text);
+  c.render_cpu = thread_cpu_seconds() - t0;
+  c.bytes = static_cast<double>(text.size());
+  std::map<std::string, size_t> per;
+  size_t pos = 0;
+  while ((pos = text.find("{cgroup_id=\"", pos)) != std::string::npos) {
+    const size_t end = text.find('"', pos + 12);
+    ++per[text.substr(pos + 12, end - pos - 12)];
+    pos = end;
   }
-  const int pods = std::max(1, (n - 4) / 4);
-  for (int p = 0; p < pods; ++p) {
-    const std::string& qs = qslices[static_cast<size_t>(p % 3)];
-    const std::string pod = qs + "/pod" + std::to_string(p) + ".slice";
-    tree.add(pod, spec);
-    l.all.push_back(pod);
-    for (int c = 0; c < 3; ++c) {
-      const std::string ct = pod + "/cri-containerd-" + std::to_string(p * 3 + c) + ".scope";
-      tree.add(ct, spec);
-      l.all.push_back(ct);
-      l.containers.push_back(ct);
-      l.ancestors.push_back({pod, qs, "kubepods.slice"});
-    }
+  for (const auto& [id, n] : per) {
+    c.series_avg += static_cast<double>(n);
+    c.series_max = std::max(c.series_max, static_cast<double>(n));
   }
-  return l;
+  c.series_avg /= static_cast<double>(std::max<size_t>(1, per.size()));
+  return c;
 }
 
 struct ModeResult {
@@ -124,9 +159,11 @@ int main(int argc, char** argv) {
   int n = 10000, ticks = 60;
   std::vector<double> busy{0, 1, 5, 100};
   std::string dir, use_root;
+  bool scrape_only = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--use-root") use_root = v;
+    else if (k == "--scrape-only") scrape_only = v == "1";
     else if (k == "--cgroups") n = std::atoi(v.c_str());
     else if (k == "--ticks") ticks = std::atoi(v.c_str());
     else if (k == "--dir") dir = v;
@@ -149,7 +186,7 @@ int main(int argc, char** argv) {
   if (dir.empty()) dir = (std::filesystem::exists("/dev/shm") ? std::string("/dev/shm") : std::string("/tmp")) +
                          "/memcg-bench-" + std::to_string(getpid());
   const auto fds = cgroupfs::raise_fd_limit(1 << 20);  // three collectors keep 18 fds per cgroup
-  if (fds.soft < static_cast<uint64_t>(n) * 19 + 64) {  // + the floor loop's own fds
+  if (fds.soft < static_cast<uint64_t>(n) * (scrape_only ? 7 : 19) + 64) {  // + the floor loop's own fds
     std::fprintf(stderr, "memcg-bench: RLIMIT_NOFILE %llu is too low for %d cgroups: three collectors keep 6 fds per cgroup each (raise the hard limit, e.g. as root with CAP_SYS_RESOURCE)\n",
                  static_cast<unsigned long long>(fds.soft), n);
     return 1;
@@ -160,7 +197,7 @@ int main(int argc, char** argv) {
   if (use_root.empty()) {
     std::filesystem::remove_all(dir);
     tree.emplace(dir);
-    layout = build(*tree, n);
+    layout = fixtures::add_kubernetes_node(*tree, n);
   } else {
     for (auto it = std::filesystem::recursive_directory_iterator(dir); it != std::filesystem::recursive_directory_iterator(); ++it)
       if (it->is_directory()) layout.all.push_back(std::filesystem::relative(it->path(), dir).string());
@@ -169,6 +206,42 @@ int main(int argc, char** argv) {
   const auto max_age = 30s;
   std::printf("memcg-bench: %zu cgroups (%zu containers) in %s%s, %d ticks of 1 s per scenario, max_age 30 s\n",
               total, layout.containers.size(), dir.c_str(), use_root.empty() ? "" : " (existing tree, read only)", ticks);
+
+  if (scrape_only) {
+    // One collector (the daemon's default configuration) over ticks with the
+    // first busy share changing, then one scrape per profile.
+    auto cfg = config::Config::builtin(config::HostFacts::probe());
+    cfg.containers.records_dir = "";
+    cfg.collector.rescan_interval = 1h;
+    cfg.resolve();
+    ManualClock clock;
+    Collector col(dir, cfg, clock);
+    col.run_pass();
+    unsigned seed = 12345;
+    const double pct = busy.front();
+    for (int t = 0; t < ticks; ++t) {
+      const size_t k = static_cast<size_t>(static_cast<double>(layout.containers.size()) * pct / 100.0);
+      for (size_t i = 0; i < k; ++i) {
+        seed = seed * 1103515245u + 12345u;
+        const std::string& cg = layout.containers[(seed >> 8) % layout.containers.size()];
+        tree->set_current(cg, tree->spec(cg).current + cfg.defaults.threshold + 4096);
+      }
+      clock.advance(1s);
+      col.run_pass();
+    }
+    std::printf("\n| profile | series per cgroup (mean / most) | text per cgroup | gzip per cgroup | text render | first gzip scrape | gzip scrape | gzip scrape per 1,000 cgroups | a second scraper |\n"
+                "|---|---|---|---|---|---|---|---|---|\n");
+    for (int row = 0; row < 4; ++row) {
+      const config::Profile p = row == 3 ? config::Profile::standard : static_cast<config::Profile>(row);
+      const ScrapeCost c = measure_scrape(*col.latest(), clock.peek(), p, row == 3);
+      const double k = static_cast<double>(c.cgroups) / 1000.0;
+      std::printf("| %s | %.1f / %.0f | %.0f B | %.0f B | %.1f ms | %.1f ms | %.1f ms | %.1f ms | %.3f ms |\n", c.profile.c_str(),
+                  c.series_avg, c.series_max, c.bytes / static_cast<double>(c.cgroups), c.gzip_bytes / static_cast<double>(c.cgroups),
+                  c.render_cpu * 1e3, c.first_cpu * 1e3, c.scrape_cpu * 1e3, c.scrape_cpu * 1e3 / k, c.second_cpu * 1e3);
+    }
+    std::filesystem::remove_all(dir);
+    return 0;
+  }
 
   // The floor: one pread of memory.current per cgroup on kept-open fds.
   std::vector<int> floor_fds;
@@ -182,6 +255,7 @@ int main(int argc, char** argv) {
   };
 
   std::vector<Row> rows;
+  std::vector<ScrapeCost> scrape_costs;  // per profile, measured in the first scenario
   unsigned seed = 12345;
   for (double pct : busy) {
     auto cfg = config::Config::builtin(config::HostFacts::probe());
@@ -263,6 +337,11 @@ int main(int argc, char** argv) {
     prometheus::TextSerializer().Serialize(os, exporter::SnapshotCollectable(ctx).Collect());
     row.scrape_cpu_pcpp = thread_cpu_seconds() - s0;
     rows.push_back(row);
+    // Per profile, in the first scenario with changing cgroups (the issue's 1 %).
+    const double table_pct = *std::find_if(busy.begin(), busy.end() - 1, [](double b) { return b > 0; });
+    if (scrape_costs.empty() && pct == table_pct)
+      for (auto p : {config::Profile::lean, config::Profile::standard, config::Profile::full})
+        scrape_costs.push_back(measure_scrape(*snap, clock_c.peek(), p));
   }
 
   std::printf("\n| busy | reads/tick cached | naive | ideal | cached/ideal | naive/cached | max reads in a pass (cached) "
@@ -285,6 +364,15 @@ int main(int argc, char** argv) {
     const double T = ticks, N = static_cast<double>(total);
     std::printf("| %g %% | %.1f | %.4f | %.1f | %.4f |\n", r.busy_pct, r.cached.allocs / T, r.cached.allocs / T / N,
                 r.naive.allocs / T, r.naive.allocs / T / N);
+  }
+  std::printf("\nOne scrape as Prometheus sends it (Accept-Encoding: gzip), %g %% busy, per profile:\n\n"
+              "| profile | series per cgroup (mean / most) | text per cgroup | gzip per cgroup | text render | first gzip scrape | gzip scrape | gzip scrape per 1,000 cgroups | a second scraper |\n"
+              "|---|---|---|---|---|---|---|---|---|\n", *std::find_if(busy.begin(), busy.end() - 1, [](double b) { return b > 0; }));
+  for (const auto& c : scrape_costs) {
+    const double k = static_cast<double>(c.cgroups) / 1000.0;
+    std::printf("| %s | %.1f / %.0f | %.0f B | %.0f B | %.1f ms | %.1f ms | %.1f ms | %.1f ms | %.3f ms |\n", c.profile.c_str(),
+                c.series_avg, c.series_max, c.bytes / static_cast<double>(c.cgroups), c.gzip_bytes / static_cast<double>(c.cgroups),
+                c.render_cpu * 1e3, c.first_cpu * 1e3, c.scrape_cpu * 1e3, c.scrape_cpu * 1e3 / k, c.second_cpu * 1e3);
   }
   std::printf("\nRSS at the end (the three collectors, the tree's specs and the last scrape): %.0f MiB\n", rss_mib());
   for (int fd : floor_fds) ::close(fd);

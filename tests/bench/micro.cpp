@@ -3,14 +3,17 @@
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
+#include <memory>
 #include <vector>
 
 #include "exporter/metrics.h"
+#include "exporter/scrape_cache.h"
 #include "plugin/cache/flush_policy.h"
 #include "plugin/cache/pending.h"
 #include "plugin/collector.h"
 #include "plugin/parse/flat_keyed.h"
 #include "plugin/parse/stat_keys.h"
+#include "tests/fixtures/kubernetes.h"
 #include "tests/fixtures/tree.h"
 
 namespace memcg {
@@ -96,19 +99,34 @@ void BM_QuietPass(benchmark::State& state) {
 }
 BENCHMARK(BM_QuietPass)->Arg(1000)->Unit(benchmark::kMillisecond);
 
-void BM_RenderMetrics(benchmark::State& state) {
-  Bench b(static_cast<int>(state.range(0)));
+// The scrape over a Kubernetes-shaped tree (real path lengths): the text
+// render alone, and render + gzip as a Prometheus scrape asks for it.
+struct KubeScrape {
+  explicit KubeScrape(int n) {
+    fixtures::add_kubernetes_node(tree, n);
+    auto cfg = config::Config::builtin(config::HostFacts::probe());
+    cfg.containers.records_dir = "";
+    cfg.resolve();
+    collector = std::make_unique<Collector>(tree.root(), cfg, clock);
+    collector->run_pass();
+    clock.advance(1s);
+    collector->run_pass();
+  }
+  exporter::ScrapeContext context() const { return {*collector->latest(), clock.peek(), status, proc, "v", "r"}; }
+  fixtures::Tree tree;
   ManualClock clock;
-  Collector c(b.tree.root(), b.cfg, clock);
-  c.run_pass();
-  clock.advance(1s);
-  c.run_pass();
+  std::unique_ptr<Collector> collector;
   exporter::DaemonStatus status;
   exporter::ProcessStats proc;
-  const exporter::ScrapeContext ctx{*c.latest(), clock.peek(), status, proc, "v", "r"};
+};
+
+void BM_RenderMetrics(benchmark::State& state) {
+  KubeScrape k(static_cast<int>(state.range(0)));
+  const auto ctx = k.context();
   size_t bytes = 0;
   for (auto _ : state) {
     std::string out;
+    out.reserve(bytes);
     exporter::render_text(ctx, out);
     bytes = out.size();
     benchmark::DoNotOptimize(out.data());
@@ -116,6 +134,21 @@ void BM_RenderMetrics(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
 }
 BENCHMARK(BM_RenderMetrics)->Arg(1000)->Unit(benchmark::kMillisecond);
+
+void BM_GzipScrape(benchmark::State& state) {
+  KubeScrape k(static_cast<int>(state.range(0)));
+  const auto ctx = k.context();
+  uint64_t pass = 0;
+  exporter::ScrapeCache cache;
+  const exporter::ScrapeCache::Render render{[&](std::string& out) { exporter::render_identity(ctx, out); },
+                                             [&](std::string& out) { exporter::render_values(ctx, out); }};
+  for (auto _ : state) {
+    auto body = cache.get(*k.collector->latest(), {++pass, nullptr}, true, render);
+    benchmark::DoNotOptimize(body.bytes->data());
+  }
+}
+BENCHMARK(BM_GzipScrape)->Arg(1000)->Unit(benchmark::kMillisecond);
+
 
 }  // namespace
 }  // namespace memcg

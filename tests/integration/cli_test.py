@@ -58,8 +58,12 @@ def test_config_error_has_position_and_exit_78():
 def test_check_config_prints_rules():
     cfg = write('[defaults]\nthreshold = "2MiB"\n[[rule]]\nmatch = "system.slice/**"\nmax_age = "30s"\n')
     r = run("--config", cfg, "--check-config", check=0)
-    assert "defaults: threshold=2MiB max_age=10s" in r.stdout, r.stdout
-    assert "rule 1 (system.slice/**): threshold=2MiB max_age=30s" in r.stdout, r.stdout
+    assert "defaults: name=default threshold=2MiB max_age=10s" in r.stdout, r.stdout
+    assert "rule 1 (system.slice/**): name=system.slice/** threshold=2MiB max_age=30s" in r.stdout, r.stdout
+    # The series budget of each rule, as the metric table counts it.
+    assert "series per cgroup (defaults, profile default): 22 with no limit set and only max_age reads, at most 30" in r.stdout, r.stdout
+    r = run("--config", write('[metrics]\nprofile = "lean"\n'), "--check-config", check=0)
+    assert "series per cgroup (defaults, profile lean): 12 " in r.stdout, r.stdout
 
 def test_no_memory_controller_is_one_clear_line():
     r = run("--root", fixture("nomem"), "--once", check=69)
@@ -96,8 +100,8 @@ def test_readme_config_reference_matches_the_example_and_the_loader():
     for extra in re.findall(r"`(rule\[\]\.[a-z_]+)`", section):
         documented.add(extra)
     example = tomllib.load(open(os.path.join(args.golden, "..", "..", "packaging", "config.example.toml"), "rb"))
-    shipped = {f"{t}.{k}" for t, v in example.items() for k in v} | {"collector.root"}  # root is commented out
-    rule_keys = {"rule[].match", "rule[].threshold", "rule[].max_age", "rule[].stats"}
+    shipped = {f"{t}.{k}" for t, v in example.items() for k in v} | {"collector.root", "defaults.stats"}  # commented out
+    rule_keys = {"rule[].match", "rule[].name", "rule[].threshold", "rule[].max_age", "rule[].stats"}
     assert documented == shipped | rule_keys, (documented ^ (shipped | rule_keys))
     # Every documented key is accepted by the loader, every made-up one refused.
     for key in sorted(shipped):

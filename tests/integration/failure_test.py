@@ -5,7 +5,7 @@ reload, a full disk under the OCI hook's records, SIGTERM while a pass runs.
 Each case: a clear log line, and the exporter keeps serving what it has.
 (Clock jumps are tested where the wall clock may be moved: the stage-1 VM.)"""
 import argparse, os, shutil, signal, subprocess, tempfile, time
-from harness import Tree, Exporter, write_config, series, run_tests
+from harness import Tree, Exporter, write_config, series, rule_setting, run_tests
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--exporter", required=True)
@@ -81,7 +81,7 @@ def test_config_deleted_before_reload_keeps_the_old_one():
         assert f"{cfg}" in ex.logs().split("configuration reload failed")[1].splitlines()[0]
         m = ex.metrics()
         assert m[("memcg_exporter_config_last_reload_successful", ())] == 0
-        assert series(m, "memcg_stat_max_age_seconds", cgroup=CG) == 42
+        assert rule_setting(m, "memcg_rule_max_age_seconds", CG) == 42
         assert ex.get("/-/healthy")[0] == 200
 
 def test_disk_full_under_hook_records():

@@ -143,20 +143,42 @@ SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 def parse_metrics(text):
-    """{(name, ((label, value), ...)): float} for every sample."""
-    out = {}
+    """{(name, ((label, value), ...)): float} for every sample. Per-cgroup
+    samples also get the `cgroup` path from memcg_cgroup_info, joined on
+    cgroup_id as `* on(cgroup_id) group_left(cgroup)` would."""
+    raw = {}
     for line in text.splitlines():
         if not line or line.startswith("#"):
             continue
         m = SAMPLE.match(line)
         assert m, f"unparsable line: {line!r}"
         labels = tuple(sorted(LABEL.findall(m.group(2) or "")))
-        out[(m.group(1), labels)] = float(m.group(3))
+        raw[(m.group(1), labels)] = float(m.group(3))
+    paths = {dict(l)["cgroup_id"]: dict(l)["cgroup"] for (n, l) in raw if n == "memcg_cgroup_info"}
+    out = {}
+    for (n, l), v in raw.items():
+        d = dict(l)
+        if "cgroup_id" in d and "cgroup" not in d and d["cgroup_id"] in paths:
+            d["cgroup"] = paths[d["cgroup_id"]]
+        out[(n, tuple(sorted(d.items())))] = v
     return out
 
-def series(metrics, name, **labels):
-    want = tuple(sorted(labels.items()))
-    return metrics[(name, want)]
+def series(metrics, name, absent=None, **labels):
+    """The one sample of `name` whose labels, cgroup_id aside, are `labels`;
+    `absent` when there is none and it is given (a counter that never moved
+    is not served: reads by reason)."""
+    hits = [v for (n, l), v in metrics.items() if n == name and {k: x for k, x in l if k != "cgroup_id"} == labels]
+    if not hits and absent is not None:
+        return absent
+    if len(hits) != 1:
+        raise KeyError(f"{name}{labels}: {len(hits)} samples")
+    return hits[0]
+
+def rule_setting(metrics, name, cgroup):
+    """A per-rule series (memcg_rule_*) for the rule memcg_cgroup_info names for `cgroup`."""
+    info = [dict(l) for (n, l) in metrics if n == "memcg_cgroup_info" and dict(l)["cgroup"] == cgroup]
+    assert len(info) == 1, (cgroup, info)
+    return series(metrics, name, rule=info[0]["rule"])
 
 def run_tests(namespace):
     tests = [v for k, v in sorted(namespace.items()) if k.startswith("test_") and callable(v)]

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The daemon over real HTTP on loopback: endpoints, gzip, promtool, the JSON
 and refresh APIs, reload, shutdown, and systemd notifications."""
-import argparse, gzip, json, os, signal, socket, subprocess, tempfile, time
-from harness import Tree, Exporter, write_config, parse_metrics, series, run_tests
+import argparse, gzip, json, os, re, signal, socket, subprocess, tempfile, threading, time
+from harness import Tree, Exporter, write_config, parse_metrics, series, rule_setting, run_tests
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--exporter", required=True)
@@ -17,7 +17,8 @@ def test_endpoints_and_status_codes():
     with Exporter(args.exporter, tree.root, write_config(FAST)) as ex:
         s, h, body = ex.get("/metrics")
         assert s == 200 and h["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8", (s, h)
-        assert b"memcg_memory_current_bytes{cgroup=\"system.slice/web.service\"} 50331648" in body
+        assert series(parse_metrics(body.decode()), "memcg_memory_current_bytes", cgroup="system.slice/web.service") == 50331648
+        assert re.search(rb'\nmemcg_memory_current_bytes\{cgroup_id="[0-9]+"\} 50331648\n', body), "one short label per series"
         s, h, body = ex.get("/")
         assert s == 200 and h["Content-Type"].startswith("text/html") and b"/metrics" in body and tree.root.encode() in body
         assert ex.get("/-/healthy")[0] == 200
@@ -62,12 +63,35 @@ def test_api_cgroups_matches_once():
         assert [c["path"] for c in doc["cgroups"]] == [c["path"] for c in once["cgroups"]]
         assert set(doc["cgroups"][1].keys()) == set(once["cgroups"][1].keys())
 
+def test_scrapes_of_one_snapshot_share_one_body():
+    # A pass every 30 s: every scrape below sees the same snapshot. The body
+    # (with the previous scrape's duration in it) is built once and shared,
+    # gzip or not, including by concurrent scrapers.
+    tree = Tree(args.fixture)
+    with Exporter(args.exporter, tree.root, write_config('[collector]\nprobe_interval = "30s"\n')) as ex:
+        bodies, zipped = [], []
+        def scrape(i):
+            if i % 2:
+                s, h, b = ex.get("/metrics", {"Accept-Encoding": "gzip"})
+                assert s == 200 and h.get("Content-Encoding") == "gzip"
+                zipped.append(b)
+            else:
+                bodies.append(ex.get("/metrics")[2])
+        threads = [threading.Thread(target=scrape, args=(i,)) for i in range(8)]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        assert len(set(bodies)) == 1 and len(set(zipped)) == 1, "one body per snapshot"
+        # The gzip and the text body were built apart: the exporter's own
+        # process and scrape-duration samples may differ, nothing else.
+        strip = lambda b: [l for l in b.decode().splitlines() if not l.startswith(("process_", "memcg_exporter_scrape_duration"))]
+        assert strip(gzip.decompress(zipped[0])) == strip(bodies[0])
+
 def test_mutations_follow_and_threshold_reads():
     tree = Tree(args.fixture)
     with Exporter(args.exporter, tree.root, write_config(FAST + '[defaults]\nthreshold = "1MiB"\n')) as ex:
         cg = "system.slice/web.service"
         m = ex.metrics()
-        assert series(m, "memcg_stat_reads_total", cgroup=cg, reason="threshold") == 0
+        assert series(m, "memcg_stat_reads_total", absent=0, cgroup=cg, reason="threshold") == 0
         tree.set_keyed(cg, "memory.stat", "anon", 99 << 20)
         tree.set_current(cg, tree.current(cg) + (512 << 10))  # below the threshold
         ex.wait_passes(2)
@@ -81,7 +105,7 @@ def test_mutations_follow_and_threshold_reads():
         assert series(m, "memcg_memory_stat_bytes", cgroup=cg, stat="anon") == 99 << 20
         assert series(m, "memcg_stat_reads_total", cgroup=cg, reason="threshold") == 1
         assert series(m, "memcg_stat_pending_change_bytes", cgroup=cg) == 0
-        assert series(m, "memcg_stat_age_seconds", cgroup=cg) < 1.0
+        assert time.time() - series(m, "memcg_stat_last_read_timestamp_seconds", cgroup=cg) < 1.0
 
 def test_refresh_api_forces_reads():
     tree = Tree(args.fixture)
@@ -93,7 +117,7 @@ def test_refresh_api_forces_reads():
         m = ex.metrics()
         for cg in ("system.slice/web.service", "system.slice/batch.service"):
             assert series(m, "memcg_stat_reads_total", cgroup=cg, reason="forced") == 1, cg
-        assert series(m, "memcg_stat_reads_total", cgroup="system.slice", reason="forced") == 0
+        assert series(m, "memcg_stat_reads_total", absent=0, cgroup="system.slice", reason="forced") == 0
         assert ex.get("/api/v1/refresh", method="POST")[0] == 400
         s, _, body = ex.get("/api/v1/refresh?cgroup=a/%5Bb", method="POST")
         assert s == 400 and b"unterminated" in body, body
@@ -103,21 +127,24 @@ def test_reload_valid_and_invalid():
     cfg = write_config(FAST + '[defaults]\nthreshold = "1MiB"\n')
     with Exporter(args.exporter, tree.root, cfg) as ex:
         cg = "system.slice/web.service"
-        assert series(ex.metrics(), "memcg_stat_threshold_bytes", cgroup=cg) == 1 << 20
-        open(cfg, "w").write(FAST + '[defaults]\nthreshold = "2MiB"\n[[rule]]\nmatch = "system.slice/*"\nmax_age = "42s"\n')
-        ex.kill(signal.SIGHUP)
-        ex.wait_for(lambda: series(ex.metrics(), "memcg_stat_max_age_seconds", cgroup=cg) == 42, "reload applied")
         m = ex.metrics()
-        assert series(m, "memcg_stat_threshold_bytes", cgroup=cg) == 2 << 20
-        assert series(m, "memcg_stat_reads_total", cgroup=cg, reason="initial") == 1, "state kept over reload"
+        assert rule_setting(m, "memcg_rule_threshold_bytes", cg) == 1 << 20
+        initial = series(m, "memcg_exporter_stat_reads_total", reason="initial")
+        open(cfg, "w").write(FAST + '[defaults]\nthreshold = "2MiB"\n[[rule]]\nmatch = "system.slice/*"\nname = "services"\nmax_age = "42s"\n')
+        ex.kill(signal.SIGHUP)
+        ex.wait_for(lambda: rule_setting(ex.metrics(), "memcg_rule_max_age_seconds", cg) == 42, "reload applied")
+        m = ex.metrics()
+        assert series(m, "memcg_cgroup_info", cgroup=cg, rule="services", runtime="systemd", unit="web.service") == 1
+        assert rule_setting(m, "memcg_rule_threshold_bytes", cg) == 2 << 20
+        assert series(m, "memcg_exporter_stat_reads_total", reason="initial") == initial, "state kept over reload"
         assert m[("memcg_exporter_config_last_reload_successful", ())] == 1
         open(cfg, "w").write(FAST + '[defaults]\nthreshold = "2 MiB"\n')
         ex.kill(signal.SIGHUP)
         ex.wait_for(lambda: ex.metrics()[("memcg_exporter_config_last_reload_successful", ())] == 0, "failed reload visible")
         ex.wait_passes(2)
         m = ex.metrics()
-        assert series(m, "memcg_stat_threshold_bytes", cgroup=cg) == 2 << 20, "old config stays in force"
-        assert series(m, "memcg_stat_max_age_seconds", cgroup=cg) == 42
+        assert rule_setting(m, "memcg_rule_threshold_bytes", cg) == 2 << 20, "old config stays in force"
+        assert rule_setting(m, "memcg_rule_max_age_seconds", cg) == 42
         assert ex.get("/-/healthy")[0] == 200
         assert f"{cfg}:4:13: defaults.threshold: invalid size" in ex.logs(), ex.logs()[-2000:]
         assert "keeping the previous configuration" in ex.logs()

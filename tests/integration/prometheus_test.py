@@ -14,47 +14,71 @@ args = ap.parse_args()
 CG = "system.slice/web.service"
 SEL = f'cgroup="{CG}"'
 
+def at(expr):
+    """`expr` for the cgroup CG, selected by path as users do: joined with
+    memcg_cgroup_info on cgroup_id (series carry the short id only)."""
+    return f'({expr} * on(instance, job, cgroup_id) group_left(cgroup) memcg_cgroup_info{{{SEL}}})'
+
+def grow(tree, steps):
+    """CG grows by 2 MiB/s with 500 page faults/s for steps/4 s; returns the
+    final memory.current and pgfault."""
+    pgfault = tree.keyed(CG, "memory.stat", "pgfault")
+    current = tree.current(CG)
+    for _ in range(steps):
+        current += 512 << 10
+        pgfault += 125
+        tree.set_keyed(CG, "memory.stat", "pgfault", pgfault)
+        tree.set_current(CG, current)
+        time.sleep(0.25)
+    return current, pgfault
+
 def test_prometheus_sees_values_rates_and_reads_follow_mutations():
     tree = Tree(args.fixture)
-    cfg = write_config('[collector]\nprobe_interval = "250ms"\n[defaults]\nthreshold = "1MiB"\n')
+    cfg = write_config('[collector]\nprobe_interval = "250ms"\n[defaults]\nthreshold = "1MiB"\n'
+                       'stats = ["anon", "pgfault"]\n')
     with Exporter(args.exporter, tree.root, cfg) as ex, Prometheus(args.prometheus, [f"127.0.0.1:{ex.port}"]) as prom:
         prom.wait_value('up{job="memcg"}', lambda v: v == 1, "target up")
-        prom.wait_value(f"memcg_memory_current_bytes{{{SEL}}}", lambda v: v == 48 << 20, "initial current")
-        reads0 = prom.value(f'memcg_stat_reads_total{{{SEL},reason="threshold"}}')
+        prom.wait_value(at("memcg_memory_current_bytes"), lambda v: v == 48 << 20, "initial current")
+        threshold_reads = "sum(" + at('memcg_stat_reads_total{reason="threshold"}') + ") or vector(0)"
+        reads0 = prom.value(threshold_reads)
         assert reads0 == 0, reads0
 
         # Grow by 2 MiB/s with 500 page faults/s for ~6 s: every probe crosses
         # the threshold within a few passes, so memory.stat is re-read.
-        pgfault = tree.keyed(CG, "memory.stat", "pgfault")
-        current = tree.current(CG)
-        for _ in range(24):
-            current += 512 << 10
-            pgfault += 125
-            tree.set_keyed(CG, "memory.stat", "pgfault", pgfault)
-            tree.set_current(CG, current)
-            time.sleep(0.25)
-        prom.wait_value(f"memcg_memory_current_bytes{{{SEL}}}", lambda v: v == current, "current follows")
-        prom.wait_value(f'memcg_memory_stat_events_total{{{SEL},stat="pgfault"}}', lambda v: v == pgfault, "pgfault follows")
-        reads = prom.value(f'memcg_stat_reads_total{{{SEL},reason="threshold"}}')
+        current, pgfault = grow(tree, 24)
+        prom.wait_value(at("memcg_memory_current_bytes"), lambda v: v == current, "current follows")
+        prom.wait_value(at('memcg_memory_stat_events_total{stat="pgfault"}'), lambda v: v == pgfault, "pgfault follows")
+        reads = prom.value(threshold_reads)
         assert reads >= 3, f"threshold reads: {reads}"
-        # The agent's own rate over the mutation: ~500 page faults/s.
-        agent_rate = prom.value(f'max_over_time(memcg_memory_stat_events_per_second{{{SEL},stat="pgfault"}}[10s])')
-        # Prometheus' view of the same counter: its increase over a window
+        # Prometheus' view of the cached counter: its increase over a window
         # holding the whole mutation (3000 page faults; extrapolation and the
         # scrape phase move it a little). A short rate() window would depend on
         # how long the waits above took (a loaded sanitizer run: 13/s).
-        prom_increase = prom.value(f'increase(memcg_memory_stat_events_total{{{SEL},stat="pgfault"}}[1m])')
-        assert 250 <= agent_rate <= 1000, agent_rate
+        prom_increase = prom.value(at('increase(memcg_memory_stat_events_total{stat="pgfault"}[1m])'))
         assert 1500 <= prom_increase <= 6000, prom_increase
-        growth = prom.value(f'max_over_time(memcg_memory_current_bytes_per_second{{{SEL}}}[10s])')
+        # memory.current is probed every pass, so deriv() sees the growth (~2 MiB/s).
+        growth = prom.value(f'max_over_time({at("deriv(memcg_memory_current_bytes[4s])")}[30s:1s])')
         assert (1 << 20) <= growth <= (4 << 20), growth
 
         # Then quiet: reads stop except for max_age, skips keep counting.
-        skips = prom.value(f"memcg_stat_skips_total{{{SEL}}}")
-        prom.wait_value(f"memcg_stat_skips_total{{{SEL}}}", lambda v: v >= skips + 8, "skips while quiet")
-        assert prom.value(f'memcg_stat_reads_total{{{SEL},reason="threshold"}}') == reads
-        age = prom.value(f"memcg_stat_age_seconds{{{SEL}}}")
-        assert 0 <= age <= 10, age
+        skips = prom.value("memcg_exporter_stat_skips_total")
+        prom.wait_value("memcg_exporter_stat_skips_total", lambda v: v >= skips + 8, "skips while quiet")
+        assert prom.value(threshold_reads) == reads
+        age = prom.value(f'time() - {at("memcg_stat_last_read_timestamp_seconds")}')
+        assert -1 <= age <= 11, age
         assert prom.value('memcg_exporter_build_info') == 1
+
+def test_full_profile_keeps_the_exporters_own_rates_and_the_path_label():
+    tree = Tree(args.fixture)
+    cfg = write_config('[collector]\nprobe_interval = "250ms"\n[metrics]\nprofile = "full"\n[defaults]\nthreshold = "1MiB"\n')
+    with Exporter(args.exporter, tree.root, cfg) as ex, Prometheus(args.prometheus, [f"127.0.0.1:{ex.port}"]) as prom:
+        prom.wait_value(f'memcg_memory_current_bytes{{{SEL}}}', lambda v: v == 48 << 20, "the path on every series")
+        current, pgfault = grow(tree, 12)
+        prom.wait_value(f'memcg_memory_stat_events_total{{{SEL},stat="pgfault"}}', lambda v: v == pgfault, "pgfault follows")
+        # The agent's own rate between its reads: ~500 page faults/s.
+        agent_rate = prom.value(f'max_over_time(memcg_memory_stat_events_per_second{{{SEL},stat="pgfault"}}[10s])')
+        assert 250 <= agent_rate <= 1000, agent_rate
+        assert 0 <= prom.value(f"memcg_stat_age_seconds{{{SEL}}}") <= prom.value(f"memcg_stat_max_age_seconds{{{SEL}}}")
+        assert prom.value(f'memcg_stat_reads_total{{{SEL},reason="initial"}}') == 1
 
 run_tests(globals())

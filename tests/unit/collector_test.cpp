@@ -438,7 +438,7 @@ TEST_F(CollectorTest, ConfigChangeAppliesNewRulesAndKeepsState) {
   auto c = make();
   pass(*c);
   auto next = cfg;
-  next.rules.push_back({*config::Glob::compile("b", nullptr), uint64_t{1}, std::nullopt, std::nullopt});
+  next.rules.push_back({*config::Glob::compile("b", nullptr), uint64_t{1}, std::nullopt, std::nullopt, {}});
   next.resolve();
   c->set_config(next);
   grow("b", 2);

@@ -152,8 +152,33 @@ TEST(Config, MissingFileIsAConfigError) {
 TEST(Config, DescribeListsEffectiveRules) {
   Config c = load("[defaults]\nthreshold = \"1MiB\"\n[[rule]]\nmatch = \"a/**\"\nmax_age = \"1m30s\"\nstats = [\"*\"]\n");
   const std::string d = describe(c);
-  EXPECT_NE(d.find("defaults: threshold=1MiB max_age=10s stats=anon,file,"), std::string::npos) << d;
-  EXPECT_NE(d.find("rule 1 (a/**): threshold=1MiB max_age=1m30s stats=all"), std::string::npos) << d;
+  EXPECT_NE(d.find("defaults: name=default threshold=1MiB max_age=10s stats=anon,file,"), std::string::npos) << d;
+  EXPECT_NE(d.find("rule 1 (a/**): name=a/** threshold=1MiB max_age=1m30s stats=all"), std::string::npos) << d;
+  EXPECT_NE(d.find("metrics: profile=default"), std::string::npos) << d;
+}
+
+TEST(Config, ProfilePicksTheAllowlistAndFullAddsThePathLabel) {
+  const Config lean = load("[metrics]\nprofile = \"lean\"\n");
+  EXPECT_EQ(lean.metrics.profile, Profile::lean);
+  EXPECT_EQ(lean.defaults.stats.known, StatFilter::defaults(Profile::lean).known);
+  const Config full = load("[metrics]\nprofile = \"full\"\nidentity_labels = [\"pod\"]\n");
+  EXPECT_EQ(full.defaults.stats.known, StatFilter::defaults(Profile::full).known);
+  EXPECT_EQ(full.metrics.identity_labels, (std::vector<std::string>{"cgroup", "pod"}));
+  // An explicit allowlist wins over the profile's.
+  const Config own = load("[metrics]\nprofile = \"full\"\n[defaults]\nstats = [\"anon\"]\n");
+  EXPECT_EQ(own.defaults.stats.known.count(), 1u);
+  EXPECT_EQ(StatFilter::defaults(Profile::full).known.count(), 23u);
+  expect_error("[metrics]\nprofile = \"huge\"\n", 2, 11, "metrics.profile", "\"lean\", \"default\" or \"full\"");
+}
+
+TEST(Config, RuleNamesAreLabelsAndMustBeUnique) {
+  const Config c = load("[[rule]]\nmatch = \"a/**\"\nname = \"apps\"\n[[rule]]\nmatch = \"b/*\"\n");
+  EXPECT_EQ(c.settings_for("a/x")->name, "apps");
+  EXPECT_EQ(c.settings_for("b/x")->name, "b/*");
+  EXPECT_EQ(c.settings_for("c")->name, "default");
+  expect_error("[[rule]]\nmatch = \"a\"\n[[rule]]\nmatch = \"a\"\n", 4, 9, "rule[2].match", "already used");
+  expect_error("[[rule]]\nmatch = \"a\"\nname = \"default\"\n", 3, 8, "rule[1].name", "already used");
+  expect_error("[[rule]]\nmatch = \"a\"\nname = \"\"\n", 3, 8, "rule[1].name", "non-empty");
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ TEST(SnapshotJson, MatchesGolden) {
 
   auto cfg = config::Config::builtin({4096, 2});  // threshold 512 KiB
   cfg.rules.push_back({*config::Glob::compile("web.slice/*.service", nullptr), uint64_t{1 << 20},
-                       std::chrono::nanoseconds(30s), config::StatFilter{true, {}, {}}});
+                       std::chrono::nanoseconds(30s), config::StatFilter{true, {}, {}}, {}});
   cfg.resolve();
   ManualClock clock;
   clock.step = 1us;

@@ -12,11 +12,13 @@ CG=/sys/fs/cgroup
 n=10000
 ticks=40
 synthetic=1
+scrape_only=0
 for a in $(cat /proc/cmdline); do
   case $a in
     memcg_bench_n=*) n=${a#*=} ;;
     memcg_bench_ticks=*) ticks=${a#*=} ;;
     memcg_bench_synthetic=*) synthetic=${a#*=} ;;
+    memcg_bench_scrape=*) scrape_only=${a#*=} ;;
   esac
 done
 echo "VMBENCH kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) vCPUs, $n cgroups, $ticks ticks"
@@ -25,6 +27,16 @@ echo "+memory" > $CG/cgroup.subtree_control
 mkdir $CG/agent
 echo $$ > $CG/agent/cgroup.procs
 rc=0
+
+if [ "$scrape_only" = 1 ]; then
+  # One collector over a Kubernetes-shaped tmpfs tree with 1 % changing, then
+  # one scrape per profile (series and bytes per cgroup, gzip CPU).
+  echo "VMBENCH scrape only, Kubernetes-shaped tree on tmpfs"
+  memcg-bench --scrape-only 1 --cgroups "$n" --ticks "$ticks" --busy 1 --dir /tmp/bench 2>&1 | sed 's/^/VMBENCH /' || rc=1
+  echo "VMBENCH done rc=$rc"
+  memcg-vmload exit $rc
+  poweroff -f
+fi
 
 if [ "$synthetic" = 1 ]; then
   echo "VMBENCH synthetic tree on tmpfs"

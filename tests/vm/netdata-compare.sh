@@ -36,7 +36,7 @@ c0=$(ticks /proc/$pid/stat)
 sleep 60
 c1=$(ticks /proc/$pid/stat)
 p1=$(curl -sf http://127.0.0.1:9756/metrics | awk '$1 == "memcg_exporter_passes_total" {print $2}')
-ncg=$(curl -sf http://127.0.0.1:9756/metrics | grep -c '^memcg_stat_threshold_bytes{')
+ncg=$(curl -sf http://127.0.0.1:9756/metrics | grep -c '^memcg_cgroup_info{')
 passes=$(awk -v a="$p0" -v b="$p1" 'BEGIN { print b - a }')
 echo "NETDATA memcg-exporter: $ncg cgroups, $passes passes in 60 s, CPU $(( (c1 - c0) * 1000 / hz )) ms (whole process, scrapes excluded but 3 above)"
 awk -v c=$((c1 - c0)) -v hz=$hz -v p=$passes -v n=$ncg 'BEGIN { printf "NETDATA memcg-exporter per pass per cgroup: %.1f us\n", c / hz / p / n * 1e6 }'

@@ -6,6 +6,7 @@
 # Informational: prints the tables, asserts nothing but that both runs finish.
 # Usage: tests/vm/run-bench.sh BUILD_DIR [N=10000] [TICKS=40]
 #        SYNTHETIC=0 skips the tmpfs tree (the real cgroups and the daemon only)
+#        SCRAPE_ONLY=1 only measures one scrape per profile (memcg-bench --scrape-only)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
@@ -34,7 +35,7 @@ vm_log "booting $(basename "$kernel"): memcg-bench over $n cgroups, $ticks ticks
 set +e
 # 6 GiB: the tmpfs tree, N real memcgs and two collectors' state.
 timeout 3600 "${VM_QEMU[@]}" -m 6144 -kernel "$kernel" -initrd "$work/initramfs.gz" \
-  -append "console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks memcg_bench_synthetic=${SYNTHETIC:-1}" </dev/null > "$work/serial.log" 2>&1
+  -append "console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks memcg_bench_synthetic=${SYNTHETIC:-1} memcg_bench_scrape=${SCRAPE_ONLY:-0}" </dev/null > "$work/serial.log" 2>&1
 rc=$?
 set -e
 grep -aE '^(VMBENCH|memcg-bench|\|)' "$work/serial.log" || true

@@ -32,22 +32,27 @@ pid=$(prop MainPID)
 check runs-unprivileged sh -c "test \"\$(stat -c %u /proc/$pid)\" -ne 0"
 echo "STAGE2 $(prop StatusText) pid=$pid user=$(stat -c %U /proc/$pid)"
 
-check series-for-system-services wait_for 20 sh -c "curl -sf http://127.0.0.1:9756/metrics | grep -q '^memcg_memory_current_bytes{cgroup=\"system.slice/systemd-journald.service\"}'"
-check stat-series sh -c "curl -sf http://127.0.0.1:9756/metrics | grep -q '^memcg_memory_stat_bytes{cgroup=\"system.slice/systemd-journald.service\",stat=\"anon\"}'"
+# The default profile: series carry cgroup_id, memcg_cgroup_info maps it to the path.
+journald_id() { curl -sf http://127.0.0.1:9756/metrics | sed -n 's/^memcg_cgroup_info{cgroup_id="\([0-9]*\)",cgroup="system.slice\/systemd-journald.service".*/\1/p'; }
+journald_served() { id=$(journald_id); [ -n "$id" ] && curl -sf http://127.0.0.1:9756/metrics | grep -q "^memcg_memory_current_bytes{cgroup_id=\"$id\"} "; }
+check series-for-system-services wait_for 20 journald_served
+jid=$(journald_id)
+check stat-series sh -c "curl -sf http://127.0.0.1:9756/metrics | grep -q '^memcg_memory_stat_bytes{cgroup_id=\"$jid\",stat=\"anon\"}'"
+check default-profile-budget sh -c "test \$(curl -sf http://127.0.0.1:9756/metrics | grep -c 'cgroup_id=\"$jid\"') -le 30"
 check promtool-free-sanity sh -c "curl -sf http://127.0.0.1:9756/metrics | grep -q '^memcg_exporter_build_info{'"
 check healthy curl -sf http://127.0.0.1:9756/-/healthy -o /dev/null
 
 # systemctl reload applies a new rule.
 cp "$cfg" /root/config.orig
-printf '\n[[rule]]\nmatch = "system.slice/*.service"\nmax_age = "42s"\n' >> "$cfg"
+printf '\n[[rule]]\nmatch = "system.slice/*.service"\nname = "services"\nmax_age = "42s"\n' >> "$cfg"
 check reload-command systemctl reload "$unit"
-check reload-applied wait_for 10 sh -c "curl -sf http://127.0.0.1:9756/metrics | grep -q '^memcg_stat_max_age_seconds{cgroup=\"system.slice/systemd-journald.service\"} 42$'"
+check reload-applied wait_for 10 sh -c "curl -sf http://127.0.0.1:9756/metrics | grep -q '^memcg_rule_max_age_seconds{rule=\"services\"} 42$' && curl -sf http://127.0.0.1:9756/metrics | grep -q '^memcg_cgroup_info{cgroup_id=\"$jid\",cgroup=\"system.slice/systemd-journald.service\",rule=\"services\"'"
 # A broken file on reload: reported, the service stays up on the old config.
 echo 'bogus_key = 1' >> "$cfg"
 systemctl reload "$unit"
 check broken-reload-reported wait_for 10 sh -c "test \"\$(curl -sf http://127.0.0.1:9756/metrics | awk '\$1 == \"memcg_exporter_config_last_reload_successful\" {print \$2}')\" = 0"
 check broken-reload-keeps-running systemctl is-active --quiet "$unit"
-check broken-reload-keeps-old-config sh -c "curl -sf http://127.0.0.1:9756/metrics | grep -q '^memcg_stat_max_age_seconds{cgroup=\"system.slice/systemd-journald.service\"} 42$'"
+check broken-reload-keeps-old-config sh -c "curl -sf http://127.0.0.1:9756/metrics | grep -q '^memcg_rule_max_age_seconds{rule=\"services\"} 42$'"
 check broken-reload-in-journal sh -c "journalctl -u $unit -p err --no-pager -o cat | grep -q 'configuration reload failed.*bogus_key'"
 cp /root/config.orig "$cfg"
 systemctl reload "$unit"

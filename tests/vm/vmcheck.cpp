@@ -89,14 +89,34 @@ std::string key(const std::string& name, const std::string& cg, const std::strin
   return k + "}";
 }
 
+// Series carry cgroup_id; memcg_cgroup_info maps it to the path. Keys are
+// written with the path instead (cgroup="..."), as a PromQL join would.
 Scrape scrape(const Options& o) {
   Scrape s;
+  std::vector<std::pair<std::string, double>> raw;
+  std::map<std::string, std::string> paths;  // cgroup_id="N" -> cgroup="P"
   std::istringstream in(http_get(o.port, "/metrics"));
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
     const size_t sp = line.rfind(' ');
-    s.v[line.substr(0, sp)] = std::strtod(line.c_str() + sp + 1, nullptr);
+    raw.emplace_back(line.substr(0, sp), std::strtod(line.c_str() + sp + 1, nullptr));
+    const std::string info = "memcg_cgroup_info{";
+    if (line.compare(0, info.size(), info) == 0) {
+      const size_t id_end = line.find(',', info.size()), path_end = line.find("\",", id_end);
+      if (id_end != std::string::npos && path_end != std::string::npos)
+        paths[line.substr(info.size(), id_end - info.size())] = line.substr(id_end + 1, path_end + 1 - id_end - 1);
+    }
+  }
+  for (auto& [k, v] : raw) {
+    const size_t open = k.find("{cgroup_id=\"");
+    if (open != std::string::npos) {
+      const size_t end = k.find('"', open + 12) + 1;
+      const std::string id = k.substr(open + 1, end - open - 1);
+      if (k.compare(end, 9, ",cgroup=\"") == 0) k.erase(open + 1, end - open);  // the path is there already
+      else if (auto p = paths.find(id); p != paths.end()) k.replace(open + 1, end - open - 1, p->second);
+    }
+    s.v[k] = v;
   }
   ++g_scrapes;
   // Every scrape: no cgroup's memory.stat may be older than its bound.

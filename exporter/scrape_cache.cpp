@@ -1,0 +1,74 @@
+#include "exporter/scrape_cache.h"
+
+namespace memcg::exporter {
+
+bool ScrapeCache::HeadSource::same_as(const Snapshot& snap, const void* cfg) const {
+  if (cfg != config || snap.records != records || snap.cgroups.size() != cgroups.size()) return false;
+  for (size_t i = 0; i < cgroups.size(); ++i)
+    if (snap.cgroups[i].id != cgroups[i].first || snap.cgroups[i].settings != cgroups[i].second) return false;
+  return true;
+}
+
+void ScrapeCache::HeadSource::take(const Snapshot& snap, const void* cfg) {
+  config = cfg;
+  records = snap.records;
+  cgroups.clear();
+  cgroups.reserve(snap.cgroups.size());
+  for (const auto& c : snap.cgroups) cgroups.emplace_back(c.id, c.settings);
+}
+
+ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, const Render& render) {
+  std::lock_guard lock(mu_);
+  if (!(key == key_)) {
+    key_ = key;
+    text_.reset();
+    gzip_.reset();
+  }
+  if (gzip && gzip_) return {gzip_, true};
+  if (!gzip && text_) return {text_, false};
+  ++counts_.renders;
+  if (!gzip) {
+    auto t = std::make_shared<std::string>();
+    t->reserve(last_size_ * 3 / 2);
+    render.identity(*t);
+    render.values(*t);
+    return {text_ = std::move(t), false};
+  }
+  if (head_ && head_source_.same_as(snap, key.config)) {
+    ++counts_.heads_reused;
+  } else {
+    std::string identity;
+    render.identity(identity);
+    auto h = std::make_shared<DeflatedHead>();
+    if (!deflate_head(identity, *h)) h.reset();
+    head_ = std::move(h);
+    head_source_.take(snap, key.config);
+  }
+  std::string values;
+  values.reserve(last_size_ + last_size_ / 8);  // one allocation, not a doubling series
+  render.values(values);
+  last_size_ = values.size();
+  auto z = std::make_shared<std::string>();
+  if (!head_ || !gzip_join(*head_, values, *z)) {  // no memory: serve it plain
+    auto t = std::make_shared<std::string>();
+    render.identity(*t);
+    t->append(values);
+    return {text_ = std::move(t), false};
+  }
+  ++counts_.compressions;
+  return {gzip_ = std::move(z), true};
+}
+
+void ScrapeCache::drop_before(uint64_t pass) {
+  std::lock_guard lock(mu_);
+  if (key_.pass >= pass) return;
+  text_.reset();
+  gzip_.reset();
+}
+
+ScrapeCache::Counts ScrapeCache::counts() const {
+  std::lock_guard lock(mu_);
+  return counts_;
+}
+
+}  // namespace memcg::exporter
