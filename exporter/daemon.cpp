@@ -7,12 +7,14 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <mutex>
 #include <string>
 
 #include "exporter/http_server.h"
 #include "exporter/log.h"
 #include "exporter/metrics.h"
 #include "exporter/notifier.h"
+#include "exporter/schedule.h"
 #include "exporter/setup.h"
 #include "exporter/version.h"
 #include "plugin/collector.h"
@@ -32,7 +34,10 @@ class Backend final : public WebBackend {
   Backend(Collector& c, config::Config cfg) : collector_(c), config_(std::make_shared<const config::Config>(std::move(cfg))) {}
 
   std::shared_ptr<const Snapshot> snapshot() const override { return collector_.latest(); }
-  std::shared_ptr<const config::Config> config() const override { return config_.load(); }
+  std::shared_ptr<const config::Config> config() const override {
+    std::lock_guard lock(config_mu_);
+    return config_;
+  }
   DaemonStatus& status() override { return status_; }
   TimePoint now() const override { return SteadyClock::now(); }
   bool ready() const override { return collector_.latest()->pass > 0; }
@@ -40,17 +45,25 @@ class Backend final : public WebBackend {
   // in the kernel) turns this false after two intervals plus 10 s of slack.
   bool healthy() const override {
     const auto last = TimePoint(Duration(last_progress_.load()));
-    const auto limit = 2 * config_.load()->collector.probe_interval + std::chrono::seconds(10);
+    const auto limit = 2 * config()->collector.probe_interval + std::chrono::seconds(10);
     return SteadyClock::now() - last < limit;
   }
   void request_refresh(config::Glob glob) override { collector_.request_refresh(std::move(glob)); }
 
   void progress() { last_progress_.store(SteadyClock::now().time_since_epoch().count()); }
-  void set_config(config::Config cfg) { config_.store(std::make_shared<const config::Config>(std::move(cfg))); }
+  void set_config(config::Config cfg) {
+    auto next = std::make_shared<const config::Config>(std::move(cfg));
+    std::lock_guard lock(config_mu_);
+    config_.swap(next);
+  }
 
  private:
   Collector& collector_;
-  std::atomic<std::shared_ptr<const config::Config>> config_;
+  // A mutex held only to copy or swap the pointer, not
+  // std::atomic<shared_ptr>: libstdc++ 12 implements that with a lock bit
+  // ThreadSanitizer cannot see (the collector's snapshot does the same).
+  mutable std::mutex config_mu_;
+  std::shared_ptr<const config::Config> config_;
   DaemonStatus status_;
   std::atomic<Duration::rep> last_progress_{SteadyClock::now().time_since_epoch().count()};
 };
@@ -120,17 +133,22 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
                            (web_file->basic_auth_users.empty() ? "" : ", basic auth") + " (" + web_file->path + ")"
                      : ""));
 
-  uint64_t last_limited = 0;
+  uint64_t last_limited = 0, last_behind = 0;
   bool root_ok = true;
   bool announced = false;
-  auto last_ping = SteadyClock::now();
-  auto next = SteadyClock::now();
+  const auto watchdog = notifier.watchdog_interval();
+  PassSchedule schedule(collector.config().collector.probe_interval,
+                        watchdog ? std::optional<Duration>(*watchdog) : std::nullopt, SteadyClock::now());
   for (;;) {
     const PassReport report = collector.run_pass();
     backend.progress();
     notifier.watchdog();
-    last_ping = SteadyClock::now();
+    schedule.pass_done(SteadyClock::now());
     log_report(report, last_limited, root_ok);
+    if (schedule.fell_behind() > last_behind && (last_behind == 0 || schedule.fell_behind() % 100 == 0))
+      log_warning("a pass took longer than collector.probe_interval (" + std::to_string(schedule.fell_behind()) +
+                  " times so far): passes run back to back at the pace the host allows");
+    last_behind = schedule.fell_behind();
     const auto snap = collector.latest();
     const std::string status = status_line(report, *snap, collector.config().collector.probe_interval);
     log_debug("pass " + std::to_string(snap->pass) + ": " + status);
@@ -142,14 +160,8 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
       notifier.status(status);
     }
 
-    next += collector.config().collector.probe_interval;
-    if (next < SteadyClock::now()) next = SteadyClock::now();  // fell behind: do not run passes back to back
     for (;;) {
-      auto wake = next;
-      // Ping the watchdog from the wait too when the interval exceeds half of
-      // WatchdogSec: the loop is alive while it waits for its next pass.
-      if (auto wd = notifier.watchdog_interval(); wd && last_ping + *wd / 2 < wake) wake = last_ping + *wd / 2;
-      const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(wake - SteadyClock::now());
+      const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(schedule.wake_at() - SteadyClock::now());
       int sig = -1;
       if (wait.count() > 0) {
         timespec ts{static_cast<time_t>(wait.count() / 1'000'000'000), static_cast<long>(wait.count() % 1'000'000'000)};
@@ -164,20 +176,18 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
       if (sig == SIGHUP) {
         notifier.reloading();
         log_info("reloading configuration" + (opts.config_path.empty() ? std::string() : " from " + opts.config_path));
-        std::string error;
-        if (auto next_cfg = load_config(opts.config_path, error)) {
-          if (!opts.listen.empty()) next_cfg->web.listen = opts.listen;
-          if (next_cfg->web.listen != backend.config()->web.listen || next_cfg->web.max_connections != backend.config()->web.max_connections ||
-              next_cfg->web.request_timeout != backend.config()->web.request_timeout)
-            log_warning("web.listen, web.max_connections and web.request_timeout take effect at the next restart");
-          collector.set_config(*next_cfg);
-          backend.set_config(std::move(*next_cfg));
+        Reload r = reload_config(opts.config_path, opts.listen, *backend.config());
+        if (r.config) {
+          if (!r.restart_needed.empty()) log_warning(r.restart_needed + " take effect at the next restart");
+          schedule.set_interval(r.config->collector.probe_interval);
+          collector.set_config(*r.config);
+          backend.set_config(std::move(*r.config));
           backend.status().reload_ok.store(true);
           backend.status().reload_success_unix.store(unix_now());
           log_info("configuration reloaded");
         } else {
           backend.status().reload_ok.store(false);
-          log_error("configuration reload failed, keeping the previous configuration: " + error);
+          log_error("configuration reload failed, keeping the previous configuration: " + r.error);
         }
         // TLS and auth are set up with the listener; a changed web config is
         // checked now (so a broken one is heard of before the next restart)
@@ -193,9 +203,12 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
         notifier.ready("configuration reloaded");
         continue;
       }
-      if (SteadyClock::now() >= next) break;
-      notifier.watchdog();
-      last_ping = SteadyClock::now();
+      const auto now = SteadyClock::now();
+      if (schedule.pass_due(now)) break;
+      if (schedule.ping_due(now)) {
+        notifier.watchdog();
+        schedule.pinged(now);
+      }
     }
   }
 }

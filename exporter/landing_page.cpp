@@ -145,11 +145,10 @@ std::string render_landing_page(const Snapshot& snap, const config::Config& cfg,
        "<th>read CPU</th><th>cgroup_id</th><th>rule</th></tr></thead>\n<tbody>\n";
   const size_t inactive_file = *parse::stat_key_table().find("inactive_file");
   for (const CgroupView* c : rows) {
-    const runtime::ContainerRecord* rec = snap.record_for(*c->id);
-    std::string who = rec && !rec->name.empty() ? rec->name : c->id->identity.container_id.substr(0, 12);
-    if (rec && !rec->pod.empty()) who = rec->namespace_ + "/" + rec->pod + "/" + who;
-    if (!c->id->identity.runtime.empty() && c->id->identity.runtime != "raw" && c->id->identity.runtime != "systemd")
-      who += " (" + c->id->identity.runtime + ")";
+    const auto id = [&](std::string_view label) { return std::string(snap.identity(*c->id, label)); };
+    std::string who = !id("container_name").empty() ? id("container_name") : id("container_id").substr(0, 12);
+    if (!id("pod").empty()) who = id("namespace") + "/" + id("pod") + "/" + who;
+    if (const std::string rt = id("runtime"); !rt.empty() && rt != "raw" && rt != "systemd") who += " (" + rt + ")";
     const double cur = static_cast<double>(c->probe.current.value_or(0));
     double ws = cur;
     if (c->stat && c->stat->values.get(inactive_file))

@@ -82,7 +82,7 @@ const MetricDef kTable[] = {
      l.emplace_back("rule", c.settings->name);
      for (auto name : config::kIdentityLabels)
        if (name != "cgroup")
-         if (auto v = identity_value(x.snap, *c.id, name); !v.empty()) l.emplace_back(name, v);
+         if (auto v = x.snap.identity(*c.id, name); !v.empty()) l.emplace_back(name, v);
      s.add_labels(1, l);
    }},
   // --- values -----------------------------------------------------------
@@ -271,23 +271,6 @@ const MetricDef kTable[] = {
 
 }  // namespace
 
-std::string_view identity_value(const Snapshot& snap, const CgroupId& id, std::string_view label) {
-  const runtime::Identity& i = id.identity;
-  if (label == "cgroup") return id.path;
-  if (label == "runtime") return i.runtime;
-  if (label == "container_id") return i.container_id;
-  if (label == "qos_class") return i.qos_class;
-  if (label == "unit") return i.unit;
-  const runtime::ContainerRecord* r = snap.record_for(id);
-  if (label == "pod_uid") return !i.pod_uid.empty() || !r ? std::string_view(i.pod_uid) : std::string_view(r->pod_uid);
-  if (!r) return {};
-  if (label == "container_name") return r->name;
-  if (label == "image") return r->image;
-  if (label == "pod") return r->pod;
-  if (label == "namespace") return r->namespace_;
-  return {};
-}
-
 namespace {
 
 // prometheus-cpp's sink: one ClientMetric per sample.
@@ -461,7 +444,7 @@ void for_each_family(const ScrapeContext& ctx, MakeSink&& make, Families which =
       labels.clear();
       if (extra)
         for (const auto& l : ctx.identity_labels)
-          if (auto v = identity_value(ctx.snap, *c.id, l); !v.empty()) labels.emplace_back(l, v);
+          if (auto v = ctx.snap.identity(*c.id, l); !v.empty()) labels.emplace_back(l, v);
       // The cgroup's id is its directory's inode number: the kernel's cgroup
       // ID (systemd's ControlGroupId, BPF's cgroup id), unique while it exists.
       char id[24];

@@ -40,10 +40,6 @@ struct ScrapeContext {
   bool read_budget = false;  // collector.max_stat_reads_per_second is set: max_age can be exceeded
 };
 
-// The value of identity label `label` (see config::kIdentityLabels) for a cgroup:
-// its path, from its path, or from the OCI hook record of its container.
-std::string_view identity_value(const Snapshot& snap, const CgroupId& id, std::string_view label);
-
 // How many series one cgroup gets under a profile and a rule's settings:
 // `floor` when no limit is set and memory.stat was read only for its age,
 // `most` when every limit is set and every read reason occurred. Unknown

@@ -17,6 +17,23 @@ std::optional<config::Config> load_config(const std::string& path, std::string& 
   }
 }
 
+Reload reload_config(const std::string& path, const std::vector<std::string>& listen, const config::Config& running) {
+  Reload r;
+  r.config = load_config(path, r.error);
+  if (!r.config) return r;
+  if (!listen.empty()) r.config->web.listen = listen;
+  const config::WebConfig &now = running.web, &next = r.config->web;
+  std::string changed;
+  const auto note = [&](bool differs, const char* key) {
+    if (differs) changed += (changed.empty() ? "" : ", ") + std::string(key);
+  };
+  note(next.listen != now.listen, "web.listen");
+  note(next.max_connections != now.max_connections, "web.max_connections");
+  note(next.request_timeout != now.request_timeout, "web.request_timeout");
+  r.restart_needed = changed;
+  return r;
+}
+
 std::optional<std::string> resolve_root(const Options& opts, const config::Config& cfg, std::string& error) {
   std::string root = !opts.root.empty() ? opts.root : cfg.collector.root;
   if (root.empty()) {

@@ -14,4 +14,21 @@ std::string_view limit_name(LimitKind k) noexcept {
   return kNames[k];
 }
 
+std::string_view Snapshot::identity(const CgroupId& id, std::string_view label) const {
+  const runtime::Identity& i = id.identity;
+  if (label == "cgroup") return id.path;
+  if (label == "runtime") return i.runtime;
+  if (label == "container_id") return i.container_id;
+  if (label == "qos_class") return i.qos_class;
+  if (label == "unit") return i.unit;
+  const runtime::ContainerRecord* r = record_for(id);
+  if (label == "pod_uid") return !i.pod_uid.empty() || !r ? std::string_view(i.pod_uid) : std::string_view(r->pod_uid);
+  if (!r) return {};
+  if (label == "container_name") return r->name;
+  if (label == "image") return r->image;
+  if (label == "pod") return r->pod;
+  if (label == "namespace") return r->namespace_;
+  return {};
+}
+
 }  // namespace memcg

@@ -104,6 +104,13 @@ struct Snapshot {
   // null before the first pass.
   std::shared_ptr<const std::vector<std::shared_ptr<const config::Settings>>> rules;
 
+  // One identity label of a cgroup as every output shows it (/metrics, the
+  // JSON API, the status page): "cgroup" (the path), what the path says
+  // (runtime, container_id, qos_class, unit, pod_uid), and what the
+  // container's hook record adds (container_name, image, pod, namespace;
+  // pod_uid when the path has none). "" when unknown. Names: config::kIdentityLabels.
+  std::string_view identity(const CgroupId& id, std::string_view label) const;
+
   // The hook record for a cgroup's container, if any.
   const runtime::ContainerRecord* record_for(const CgroupId& id) const {
     if (!records || id.identity.container_id.empty()) return nullptr;

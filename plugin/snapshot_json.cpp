@@ -46,14 +46,10 @@ void stat_values(JsonWriter& w, const StatRecord& rec, const config::StatFilter&
 }
 
 void identity(JsonWriter& w, const Snapshot& snap, const CgroupId& id) {
-  const runtime::Identity& i = id.identity;
-  const runtime::ContainerRecord* r = snap.record_for(id);
   w.key("identity").begin_object();
-  w.key("runtime").value(i.runtime).key("container_id").value(i.container_id);
-  w.key("pod_uid").value(!i.pod_uid.empty() || !r ? i.pod_uid : r->pod_uid);
-  w.key("qos_class").value(i.qos_class).key("unit").value(i.unit);
-  w.key("container_name").value(r ? r->name : "").key("image").value(r ? r->image : "");
-  w.key("pod").value(r ? r->pod : "").key("namespace").value(r ? r->namespace_ : "");
+  for (std::string_view label : {"runtime", "container_id", "pod_uid", "qos_class", "unit", "container_name", "image", "pod",
+                                 "namespace"})
+    w.key(label).value(snap.identity(id, label));
   w.end_object();
 }
 

@@ -1,0 +1,57 @@
+// When the daemon loop runs its next pass and when it pings systemd's
+// watchdog from its wait: pure decisions over times it is given, so tests
+// drive them with a ManualClock (tests/unit/schedule_test.cpp) and the loop
+// only sleeps until wake_at().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "plugin/clock.h"
+
+namespace memcg::exporter {
+
+class PassSchedule {
+ public:
+  // `watchdog`: systemd's WatchdogSec when it asked for pings.
+  PassSchedule(Duration interval, std::optional<Duration> watchdog, TimePoint now) noexcept
+      : interval_(interval), watchdog_(watchdog), next_(now), last_ping_(now) {}
+
+  // A pass ended at `now` (and pinged the watchdog). The next one is due an
+  // interval after the previous deadline, so passes keep their rhythm; when
+  // the pass overran that, the next is due now rather than back to back
+  // catching up, and the overrun is counted.
+  void pass_done(TimePoint now) noexcept {
+    next_ += interval_;
+    if (next_ < now) {
+      next_ = now;
+      ++fell_behind_;
+    }
+    last_ping_ = now;
+  }
+
+  // Until when the loop may wait: the next pass, or earlier when the
+  // watchdog needs a ping first (half its interval after the last).
+  TimePoint wake_at() const noexcept {
+    if (watchdog_ && last_ping_ + *watchdog_ / 2 < next_) return last_ping_ + *watchdog_ / 2;
+    return next_;
+  }
+  bool pass_due(TimePoint now) const noexcept { return now >= next_; }
+  // Woken before the pass: ping when the watchdog's half interval is up.
+  bool ping_due(TimePoint now) const noexcept { return watchdog_ && now >= last_ping_ + *watchdog_ / 2; }
+  void pinged(TimePoint now) noexcept { last_ping_ = now; }
+
+  // A reload may change the probe interval: from the next pass on.
+  void set_interval(Duration interval) noexcept { interval_ = interval; }
+
+  TimePoint next_pass() const noexcept { return next_; }
+  uint64_t fell_behind() const noexcept { return fell_behind_; }  // passes that overran their interval
+
+ private:
+  Duration interval_;
+  std::optional<Duration> watchdog_;
+  TimePoint next_, last_ping_;
+  uint64_t fell_behind_ = 0;
+};
+
+}  // namespace memcg::exporter
