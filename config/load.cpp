@@ -10,9 +10,12 @@
 #include <sstream>
 
 #include "plugin/parse/stat_keys.h"
+#include "plugin/sys/read_file.h"
 
 namespace memcg::config {
 namespace {
+
+constexpr size_t kMaxConfigBytes = 4u << 20;  // a configuration is a few KiB
 
 class Loader {
  public:
@@ -305,14 +308,9 @@ Config load_string(std::string_view text, const std::string& source_name, const 
 }
 
 Config load_file(const std::string& path, const HostFacts& host) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    throw ConfigError(path, 0, 0, "", std::string("cannot open: ") + std::strerror(err));
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return load_string(ss.str(), path, host);
+  auto text = sys::read_file(path, kMaxConfigBytes);
+  if (!text.ok()) throw ConfigError(path, 0, 0, "", std::string("cannot open: ") + std::strerror(text.err()));
+  return load_string(text.value(), path, host);
 }
 
 std::string describe(const Config& c) {

@@ -16,8 +16,6 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "exporter/basic_auth.h"
@@ -27,6 +25,8 @@
 #include "exporter/version.h"
 #include "plugin/json_writer.h"
 #include "plugin/snapshot_json.h"
+#include "plugin/sys/read_file.h"
+#include "plugin/sys/unique_fd.h"
 
 namespace memcg::exporter {
 namespace {
@@ -224,28 +224,24 @@ class AuthHandler final : public CivetAuthHandler {
 // CivetWeb opens by its /proc path while it sets up TLS.
 class JoinedPem {
  public:
-  JoinedPem(const std::string& key_file, const std::string& cert_file) {
-    fd_ = ::memfd_create("memcg-exporter-tls", MFD_CLOEXEC);
-    if (fd_ < 0) throw std::runtime_error(std::string("memfd_create: ") + std::strerror(errno));
+  JoinedPem(const std::string& key_file, const std::string& cert_file)
+      : fd_(::memfd_create("memcg-exporter-tls", MFD_CLOEXEC)) {
+    if (!fd_.valid()) throw std::runtime_error(std::string("memfd_create: ") + std::strerror(errno));
     for (const auto* f : {&key_file, &cert_file}) {
-      std::ifstream in(*f, std::ios::binary);
-      if (!in) throw std::runtime_error("cannot read " + *f + ": " + std::strerror(errno));
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      std::string text = std::move(ss).str();
+      auto r = sys::read_file(*f, kMaxPemBytes);
+      if (!r.ok()) throw std::runtime_error("cannot read " + r.message());
+      std::string& text = r.value();
       if (!text.empty() && text.back() != '\n') text.push_back('\n');
-      if (::write(fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+      if (::write(fd_.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
         throw std::runtime_error(std::string("memfd write: ") + std::strerror(errno));
-      std::fill(text.begin(), text.end(), '\0');
+      std::fill(text.begin(), text.end(), '\0');  // the key leaves no copy on the heap
     }
   }
-  ~JoinedPem() { ::close(fd_); }
-  JoinedPem(const JoinedPem&) = delete;
-  JoinedPem& operator=(const JoinedPem&) = delete;
-  std::string path() const { return "/proc/self/fd/" + std::to_string(fd_); }
+  std::string path() const { return "/proc/self/fd/" + std::to_string(fd_.get()); }
 
  private:
-  int fd_ = -1;
+  static constexpr size_t kMaxPemBytes = 4u << 20;
+  sys::UniqueFd fd_;
 };
 
 }  // namespace

@@ -7,9 +7,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <string>
+
+#include "plugin/sys/read_file.h"
 
 namespace memcg::exporter {
 namespace {
@@ -27,9 +28,9 @@ ProcessStats read_process_stats() noexcept {
   try {
     const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
     const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
-    std::ifstream stat("/proc/self/stat");
-    std::string line;
-    if (std::getline(stat, line)) {
+    auto stat = sys::read_file("/proc/self/stat", 4096);
+    const std::string line = stat.ok() ? stat.value().substr(0, stat.value().find('\n')) : std::string();
+    if (!line.empty()) {
       // Fields after the command name, which may itself contain spaces and ')'.
       const size_t rp = line.rfind(')');
       if (rp != std::string::npos) {

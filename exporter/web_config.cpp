@@ -4,11 +4,13 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "plugin/sys/read_file.h"
 
 namespace memcg::exporter {
 namespace {
+
+constexpr size_t kMaxFileBytes = 4u << 20;  // web configs, keys and certificates are KiB
 
 [[noreturn]] void fail(const std::string& path, const YAML::Node& at, const std::string& key, const std::string& msg) {
   const YAML::Mark m = at.Mark();
@@ -36,8 +38,7 @@ void check_keys(const std::string& path, const YAML::Node& map, const std::strin
 // The file must exist and be readable now: a typo should fail at start, not
 // at the first TLS handshake.
 void check_readable(const std::string& path, const YAML::Node& at, const std::string& key, const std::string& file) {
-  std::ifstream in(file);
-  if (!in) fail(path, at, key, "cannot read " + file + ": " + std::strerror(errno));
+  if (auto r = sys::read_file(file, kMaxFileBytes); !r.ok()) fail(path, at, key, "cannot read " + r.message());
 }
 
 bool is_bcrypt(const std::string& h) {
@@ -155,11 +156,9 @@ WebConfigFile parse_web_config(const std::string& text, const std::string& path)
 }
 
 WebConfigFile load_web_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw WebConfigError(path + ": cannot read: " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_web_config(ss.str(), path);
+  auto text = sys::read_file(path, kMaxFileBytes);
+  if (!text.ok()) throw WebConfigError(path + ": cannot read: " + std::strerror(text.err()));
+  return parse_web_config(text.value(), path);
 }
 
 }  // namespace memcg::exporter

@@ -66,8 +66,7 @@ Collector::Collector(std::string root, config::Config config, Clock& clock, cgro
 }
 
 Collector::~Collector() {
-  entries_.clear();  // their fds leave the epoll set as they close
-  if (epoll_ >= 0) ::close(epoll_);
+  entries_.clear();  // their fds leave the epoll set as they close, before epoll_ itself
 }
 
 void Collector::set_config(config::Config config) {
@@ -165,11 +164,11 @@ void Collector::rescan(PassReport& report) {
       // (memcg_memory_event -> cgroup_file_notify): with the fd in the epoll
       // set the file is read only when it changed. Regular files (fixture
       // trees) cannot be polled (EPERM) and are read every pass instead.
-      if (e.events.valid() && epoll_ >= 0) {
+      if (e.events.valid() && epoll_.valid()) {
         epoll_event ev{};
         ev.events = EPOLLPRI;
         ev.data.fd = e.events.get();
-        e.events_polled = ::epoll_ctl(epoll_, EPOLL_CTL_ADD, e.events.get(), &ev) == 0;
+        e.events_polled = ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, e.events.get(), &ev) == 0;
       }
       next.push_back(std::move(e));
       ++report.added;
@@ -376,9 +375,9 @@ void Collector::poll_events() {
   // return the same fds forever (kernfs flags every memory.events right after
   // open when events happened since boot). Room for every cgroup; anything
   // not consumed now is still ready next pass.
-  if (epoll_ < 0 || entries_.empty()) return;
+  if (!epoll_.valid() || entries_.empty()) return;
   epoll_events_.resize(entries_.size());
-  const int got = ::epoll_wait(epoll_, epoll_events_.data(), static_cast<int>(epoll_events_.size()), 0);
+  const int got = ::epoll_wait(epoll_.get(), epoll_events_.data(), static_cast<int>(epoll_events_.size()), 0);
   for (int i = 0; i < got; ++i) {
     const auto fd = static_cast<size_t>(epoll_events_[static_cast<size_t>(i)].data.fd);
     if (fd >= ready_.size()) ready_.resize(fd + 1024, 0);

@@ -108,7 +108,7 @@ class Collector {
   std::vector<int64_t> scratch_a_, scratch_b_;
   std::vector<unsigned char> moved_;
   std::vector<cache::ReadCandidate> wanted_;
-  int epoll_ = -1;                    // memory.events fds that the kernel flags on change
+  sys::UniqueFd epoll_;               // memory.events fds that the kernel flags on change
   std::vector<unsigned char> ready_;  // by fd: flagged since the last pass
   std::vector<struct epoll_event> epoll_events_;
   std::vector<unsigned char> chosen_;

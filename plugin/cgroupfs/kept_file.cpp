@@ -33,25 +33,6 @@ FileIo& FileIo::system() noexcept {
   return io;
 }
 
-UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
-  if (this != &o) {
-    reset();
-    fd_ = o.release();
-  }
-  return *this;
-}
-
-int UniqueFd::release() noexcept {
-  int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
-
-void UniqueFd::reset() noexcept {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
 UniqueFd open_at(int dirfd, const char* name, int& err) noexcept {
   int fd;
   do fd = ::openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);

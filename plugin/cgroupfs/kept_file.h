@@ -7,27 +7,11 @@
 #include <string_view>
 
 #include "plugin/cgroupfs/file_io.h"
+#include "plugin/sys/unique_fd.h"
 
 namespace memcg::cgroupfs {
 
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) noexcept : fd_(fd) {}
-  UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
-  UniqueFd& operator=(UniqueFd&& o) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { reset(); }
-
-  int get() const noexcept { return fd_; }
-  bool valid() const noexcept { return fd_ >= 0; }
-  int release() noexcept;
-  void reset() noexcept;
-
- private:
-  int fd_ = -1;
-};
+using UniqueFd = sys::UniqueFd;
 
 // The result of reading a kept file: the bytes (a view into the caller's
 // buffer) or an errno.

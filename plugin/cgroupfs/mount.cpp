@@ -10,6 +10,7 @@
 
 #include "plugin/cgroupfs/kept_file.h"
 #include "plugin/parse/number.h"
+#include "plugin/sys/read_file.h"
 
 namespace memcg::cgroupfs {
 namespace {
@@ -55,11 +56,9 @@ std::optional<std::string> find_cgroup2_in_mountinfo(std::string_view text) {
 }
 
 std::optional<std::string> find_cgroup2_mount(const std::string& mountinfo_path) {
-  std::ifstream in(mountinfo_path);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return find_cgroup2_in_mountinfo(ss.str());
+  auto text = sys::read_file(mountinfo_path);
+  if (!text.ok()) return std::nullopt;
+  return find_cgroup2_in_mountinfo(text.value());
 }
 
 bool is_cgroup2(const std::string& path, int* err) {

@@ -8,23 +8,22 @@
 
 #include <cerrno>
 
+#include "plugin/sys/read_file.h"
+
 namespace memcg::runtime {
 
-RecordStore::RecordStore(std::string dir) : dir_(std::move(dir)) {
-  inotify_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+RecordStore::RecordStore(std::string dir) : dir_(std::move(dir)), inotify_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
   watch();
 }
 
-RecordStore::~RecordStore() {
-  if (inotify_ >= 0) ::close(inotify_);
-}
+RecordStore::~RecordStore() = default;
 
 void RecordStore::watch() {
-  if (watching_ || inotify_ < 0) return;
+  if (watching_ || !inotify_.valid()) return;
   // Records appear by rename (IN_MOVED_TO) and go by unlink; IN_CLOSE_WRITE
   // covers tools that write in place.
   const uint32_t mask = IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF;
-  watching_ = ::inotify_add_watch(inotify_, dir_.c_str(), mask | IN_ONLYDIR) >= 0;
+  watching_ = ::inotify_add_watch(inotify_.get(), dir_.c_str(), mask | IN_ONLYDIR) >= 0;
   dirty_ = dirty_ || watching_;
 }
 
@@ -35,9 +34,10 @@ void RecordStore::refresh(bool rescan, std::vector<IoError>& errors) {
     watch();
     dirty_ = true;
   }
-  if (inotify_ >= 0) {
+  if (inotify_.valid()) {
     alignas(inotify_event) char buf[4096];
-    for (ssize_t n; (n = ::read(inotify_, buf, sizeof buf)) > 0;) {
+    for (ssize_t n; (n = ::read(inotify_.get(), buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR);) {
+      if (n < 0) continue;
       dirty_ = true;
       for (ssize_t off = 0; off < n;) {
         const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
@@ -68,14 +68,13 @@ void RecordStore::load(std::vector<IoError>& errors) {
       if (errno != ENOENT) errors.push_back({"open", path, errno});
       continue;
     }
+    const sys::UniqueFd owner(fd);
     struct stat st{};
     body.clear();
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<size_t>(st.st_size) <= kMaxRecordBytes) {
-      body.resize(static_cast<size_t>(st.st_size));
-      const ssize_t n = ::read(fd, body.data(), body.size());
-      body.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      auto r = sys::read_fd(fd, kMaxRecordBytes);  // EINTR-safe, and bounded even if the file grows
+      if (r.ok()) body = std::move(r).value();
     }
-    ::close(fd);
     std::string err;
     auto rec = parse_record(body, err);
     if (!rec || rec->id + ".json" != name) {

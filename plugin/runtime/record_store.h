@@ -12,6 +12,7 @@
 #include "plugin/clock.h"
 #include "plugin/error.h"
 #include "plugin/runtime/oci_record.h"
+#include "plugin/sys/unique_fd.h"
 
 namespace memcg::runtime {
 
@@ -40,7 +41,7 @@ class RecordStore {
   void load(std::vector<IoError>& errors);
 
   std::string dir_;
-  int inotify_ = -1;
+  sys::UniqueFd inotify_;
   bool watching_ = false;
   bool dirty_ = true;
   std::shared_ptr<const RecordMap> records_ = std::make_shared<RecordMap>();
