@@ -1,10 +1,6 @@
-// The HTTP endpoints, served by CivetWeb worker threads:
-//   GET /metrics            Prometheus text format 0.0.4 (gzip when accepted)
-//   GET /                   landing page
-//   GET /-/healthy, /-/ready
-//   GET /api/v1/cgroups     the latest snapshot as JSON
-//   POST /api/v1/refresh?cgroup=GLOB   (only with [web] refresh_api = true)
-// No files are served. Unknown paths get 404, wrong methods 405.
+// The HTTP listener (CivetWeb worker threads): its options, TLS from the web
+// config file, basic auth on every path, and the endpoints of
+// http_routes.h. No files are served. Unknown paths get 404, wrong methods 405.
 #pragma once
 
 #include <memory>

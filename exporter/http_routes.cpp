@@ -1,0 +1,168 @@
+#include "exporter/http_routes.h"
+
+#include <chrono>
+
+#include "exporter/http_response.h"
+#include "exporter/landing_page.h"
+#include "exporter/metrics.h"
+#include "exporter/scrape_cache.h"
+#include "exporter/version.h"
+#include "plugin/json_writer.h"
+#include "plugin/snapshot_json.h"
+
+namespace memcg::exporter {
+
+bool Route::handleGet(CivetServer*, mg_connection* c) { return dispatch(c, get_, false); }
+bool Route::handleHead(CivetServer*, mg_connection* c) { return dispatch(c, get_, false); }
+bool Route::handlePost(CivetServer*, mg_connection* c) { return dispatch(c, post_, true); }
+bool Route::handlePut(CivetServer*, mg_connection* c) { return dispatch(c, false, false); }
+bool Route::handleDelete(CivetServer*, mg_connection* c) { return dispatch(c, false, false); }
+bool Route::handleOptions(CivetServer*, mg_connection* c) { return dispatch(c, false, false); }
+bool Route::handlePatch(CivetServer*, mg_connection* c) { return dispatch(c, false, false); }
+
+bool Route::dispatch(mg_connection* c, bool allowed, bool post) {
+  if (uri_of(c) != path_) {
+    error(c, 404, "404 page not found");
+  } else if (!allowed) {
+    const std::string allow = std::string(get_ ? "GET, HEAD" : "") + (get_ && post_ ? ", " : "") + (post_ ? "POST" : "");
+    respond(c, 405, kPlainText, "405 method not allowed\n", {}, "Allow", allow);
+  } else if (post) {
+    this->post(c);
+  } else {
+    get(c);
+  }
+  return true;
+}
+
+namespace {
+
+// GET /metrics: the exposition of the latest snapshot, written straight from
+// it (render_text: prometheus-cpp's bytes without a ClientMetric per sample),
+// one body per snapshot and configuration shared by the scrapes that come
+// while it is the latest (scrape_cache.h).
+class MetricsEndpoint final : public Route {
+ public:
+  explicit MetricsEndpoint(WebBackend& b) : Route("/metrics", true, false), b_(b) {}
+  void get(mg_connection* c) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto snap = b_.snapshot();
+    const auto cfg = b_.config();
+    const char* ae = mg_get_header(c, "Accept-Encoding");
+    const ProcessStats proc = read_process_stats();
+    const ScrapeContext ctx{*snap, b_.now(), b_.status(), proc, MEMCG_VERSION, MEMCG_REVISION,
+                            cfg->metrics.identity_labels, cfg->metrics.profile,
+                            cfg->collector.max_stat_reads_per_second > 0};
+    const auto body = cache_.get(*snap, {snap->pass, cfg.get()}, ae && accepts_gzip(ae),
+                                 {[&](std::string& out) { render_identity(ctx, out); },
+                                  [&](std::string& out) { render_values(ctx, out); }});
+    respond(c, 200, kTextFormat, *body.bytes, body.gzip ? "gzip" : "");
+    cache_.drop_before(b_.snapshot()->pass);  // superseded while we sent it: free it now
+    release_freed_memory();
+    b_.status().last_scrape_seconds.store(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+
+ private:
+  WebBackend& b_;
+  ScrapeCache cache_;
+};
+
+// GET /-/healthy: passes keep completing (the daemon's definition).
+class HealthyEndpoint final : public Route {
+ public:
+  explicit HealthyEndpoint(WebBackend& b) : Route("/-/healthy", true, false), b_(b) {}
+  void get(mg_connection* c) override {
+    if (b_.healthy()) respond(c, 200, kPlainText, "OK\n");
+    else error(c, 503, "collector loop is not making progress");
+  }
+
+ private:
+  WebBackend& b_;
+};
+
+// GET /-/ready: the first pass is done.
+class ReadyEndpoint final : public Route {
+ public:
+  explicit ReadyEndpoint(WebBackend& b) : Route("/-/ready", true, false), b_(b) {}
+  void get(mg_connection* c) override {
+    if (b_.ready()) respond(c, 200, kPlainText, "OK\n");
+    else error(c, 503, "first collection pass not done yet");
+  }
+
+ private:
+  WebBackend& b_;
+};
+
+// GET /api/v1/cgroups: the snapshot as JSON (the --once format).
+class CgroupsEndpoint final : public Route {
+ public:
+  explicit CgroupsEndpoint(WebBackend& b) : Route("/api/v1/cgroups", true, false), b_(b) {}
+  void get(mg_connection* c) override {
+    const auto snap = b_.snapshot();
+    std::string body;
+    render_snapshot_json(*snap, b_.now(), body, false);
+    body.push_back('\n');
+    respond_maybe_gzip(c, "application/json", body);
+    body = std::string();
+    release_freed_memory();
+  }
+
+ private:
+  WebBackend& b_;
+};
+
+// POST /api/v1/refresh?cgroup=GLOB: re-read the matching cgroups next pass.
+class RefreshEndpoint final : public Route {
+ public:
+  explicit RefreshEndpoint(WebBackend& b) : Route("/api/v1/refresh", false, true), b_(b) {}
+  void post(mg_connection* c) override {
+    if (!b_.config()->web.refresh_api) return error(c, 403, "the refresh API is disabled: set [web] refresh_api = true");
+    const mg_request_info* ri = mg_get_request_info(c);
+    std::string glob;
+    if (!ri->query_string || !CivetServer::getParam(ri->query_string, "cgroup", glob))
+      return error(c, 400, "missing ?cgroup=GLOB");
+    std::string err;
+    auto g = config::Glob::compile(glob, &err);
+    if (!g) return error(c, 400, "invalid glob: " + err);
+    uint64_t matching = 0;
+    // Held in a local: in `for (v : snapshot()->cgroups)` the shared_ptr
+    // temporary dies before the loop runs, and a pass publishing meanwhile
+    // frees the snapshot under it (found by the TSan concurrency test).
+    const auto snap = b_.snapshot();
+    for (const auto& v : snap->cgroups) matching += g->matches(v.id->path) ? 1u : 0u;
+    b_.request_refresh(*g);
+    std::string body = "{\"status\":\"accepted\",\"cgroup\":";
+    append_json_escaped(body, glob);
+    body += ",\"matching\":" + std::to_string(matching) + "}\n";
+    respond(c, 202, "application/json", body);
+  }
+
+ private:
+  WebBackend& b_;
+};
+
+// GET /: the status page.
+class StatusPageEndpoint final : public Route {
+ public:
+  explicit StatusPageEndpoint(WebBackend& b) : Route("/", true, false), b_(b) {}
+  void get(mg_connection* c) override {
+    respond(c, 200, "text/html; charset=utf-8", render_landing_page(*b_.snapshot(), *b_.config(), b_.now()));
+  }
+
+ private:
+  WebBackend& b_;
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<Route>> make_routes(WebBackend& backend) {
+  std::vector<std::unique_ptr<Route>> r;
+  r.push_back(std::make_unique<MetricsEndpoint>(backend));
+  r.push_back(std::make_unique<HealthyEndpoint>(backend));
+  r.push_back(std::make_unique<ReadyEndpoint>(backend));
+  r.push_back(std::make_unique<CgroupsEndpoint>(backend));
+  r.push_back(std::make_unique<RefreshEndpoint>(backend));
+  r.push_back(std::make_unique<StatusPageEndpoint>(backend));
+  return r;
+}
+
+}  // namespace memcg::exporter
