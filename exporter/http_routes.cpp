@@ -66,30 +66,21 @@ class MetricsEndpoint final : public Route {
   ScrapeCache cache_;
 };
 
-// GET /-/healthy: passes keep completing (the daemon's definition).
-class HealthyEndpoint final : public Route {
+// GET /-/healthy (passes keep completing) and GET /-/ready (the first pass
+// is done): 200 "OK", or 503 saying why not.
+class ProbeEndpoint final : public Route {
  public:
-  explicit HealthyEndpoint(WebBackend& b) : Route("/-/healthy", true, false), b_(b) {}
+  ProbeEndpoint(std::string path, WebBackend& b, bool (WebBackend::*ok)() const, std::string_view why_not)
+      : Route(std::move(path), true, false), b_(b), ok_(ok), why_not_(why_not) {}
   void get(mg_connection* c) override {
-    if (b_.healthy()) respond(c, 200, kPlainText, "OK\n");
-    else error(c, 503, "collector loop is not making progress");
+    if ((b_.*ok_)()) respond(c, 200, kPlainText, "OK\n");
+    else error(c, 503, why_not_);
   }
 
  private:
   WebBackend& b_;
-};
-
-// GET /-/ready: the first pass is done.
-class ReadyEndpoint final : public Route {
- public:
-  explicit ReadyEndpoint(WebBackend& b) : Route("/-/ready", true, false), b_(b) {}
-  void get(mg_connection* c) override {
-    if (b_.ready()) respond(c, 200, kPlainText, "OK\n");
-    else error(c, 503, "first collection pass not done yet");
-  }
-
- private:
-  WebBackend& b_;
+  bool (WebBackend::*ok_)() const;
+  std::string_view why_not_;
 };
 
 // GET /api/v1/cgroups: the snapshot as JSON (the --once format).
@@ -157,8 +148,9 @@ class StatusPageEndpoint final : public Route {
 std::vector<std::unique_ptr<Route>> make_routes(WebBackend& backend) {
   std::vector<std::unique_ptr<Route>> r;
   r.push_back(std::make_unique<MetricsEndpoint>(backend));
-  r.push_back(std::make_unique<HealthyEndpoint>(backend));
-  r.push_back(std::make_unique<ReadyEndpoint>(backend));
+  r.push_back(std::make_unique<ProbeEndpoint>("/-/healthy", backend, &WebBackend::healthy,
+                                              "collector loop is not making progress"));
+  r.push_back(std::make_unique<ProbeEndpoint>("/-/ready", backend, &WebBackend::ready, "first collection pass not done yet"));
   r.push_back(std::make_unique<CgroupsEndpoint>(backend));
   r.push_back(std::make_unique<RefreshEndpoint>(backend));
   r.push_back(std::make_unique<StatusPageEndpoint>(backend));
