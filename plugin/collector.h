@@ -1,10 +1,10 @@
-// The collection pass: discovery (every rescan_interval), cheap probes of every
-// cgroup, pending-change propagation, the flush decision, memory.stat reads,
-// and publication of an immutable Snapshot. All cgroupfs I/O happens on the
-// thread that calls run_pass(); readers only call latest().
+// The collection pass, composed of the set of cgroups (cgroup_table.h), the
+// reads of one cgroup (cgroup_reader.h) and the pure cache decisions
+// (cache/): discovery every rescan_interval, cheap probes of every cgroup,
+// pending-change propagation, the flush decision (and read budget),
+// memory.stat reads, and publication of an immutable Snapshot. All cgroupfs
+// I/O happens on the thread that calls run_pass(); readers only call latest().
 #pragma once
-
-#include <sys/epoll.h>
 
 #include <atomic>
 #include <memory>
@@ -15,25 +15,15 @@
 #include "config/config.h"
 #include "plugin/cache/budget.h"
 #include "plugin/cache/pending.h"
+#include "plugin/cgroup_reader.h"
+#include "plugin/cgroup_table.h"
 #include "plugin/cgroupfs/file_io.h"
-#include "plugin/cgroupfs/kept_file.h"
 #include "plugin/clock.h"
-#include "plugin/error.h"
+#include "plugin/pass_report.h"
 #include "plugin/runtime/record_store.h"
 #include "plugin/snapshot.h"
 
 namespace memcg {
-
-struct PassReport {
-  bool rescanned = false;
-  bool root_ok = true;           // false: the root could not be opened at the last rescan
-  size_t added = 0, removed = 0;  // cgroups that appeared / went away this pass
-  uint64_t reads = 0, skips = 0;
-  uint64_t limited = 0;          // cgroups over max_cgroups at the last rescan
-  uint64_t max_age_violations = 0;  // reads the budget deferred past max_age this pass
-  std::vector<IoError> errors;   // real I/O errors (not churn), at most kMaxErrors
-  static constexpr size_t kMaxErrors = 16;
-};
 
 class Collector {
  public:
@@ -64,17 +54,12 @@ class Collector {
   void request_refresh(config::Glob glob);
 
  private:
-  struct Entry;
-
-  void rescan(PassReport& report);
-  void link_parents();
-  void probe(Entry& e, TimePoint now, cache::ProbeDelta& delta, bool& events_moved, PassReport& report);
-  void read_stat(Entry& e, cache::ReadReason reason, PassReport& report);
-  void record_error(FileKind file, const Entry& e, int err, PassReport& report);
+  void read_stat(CgroupEntry& e, cache::ReadReason reason, PassReport& report);
+  void decide(TimePoint now, PassReport& report);  // probes taken: which cgroups want a read -> wanted_
+  void read_wanted(TimePoint now, PassReport& report);
   void publish(TimePoint started);
-  void mark_forced();   // refresh requests from other threads -> Entry::forced
-  void poll_events();   // which polled memory.events changed -> ready_
-  void count_skip(Entry& e, PassReport& report) noexcept;
+  void mark_forced();   // refresh requests from other threads -> CgroupEntry::forced
+  void count_skip(CgroupEntry& e, PassReport& report) noexcept;
   void refresh_records(bool rescanned, TimePoint now, PassReport& report);
 
   std::string root_;
@@ -82,38 +67,21 @@ class Collector {
   Clock& clock_;
   cgroupfs::FileIo& io_;
 
-  std::vector<Entry> entries_;
+  Counters counters_;  // totals since start, published with every snapshot
+  CgroupTable table_;
+  CgroupReader reader_;
   bool need_rescan_ = true;
   TimePoint last_rescan_{};
   uint64_t passes_ = 0;
-  uint64_t limited_ = 0, no_memory_ = 0;
-  bool root_ok_ = true;
-  bool host_swap_ = true;  // the host has swap space (asked every pass)
-
-  // Totals exported as counters.
-  std::array<uint64_t, kFileKindCount> read_errors_{}, parse_errors_{};
-  std::array<uint64_t, cache::kReadReasonCount> reads_{};
-  uint64_t skips_ = 0;
-  ReadHistogram read_hist_;
-  PassHistogram pass_hist_;
 
   // Reused between passes so the steady state allocates nothing per cgroup.
-  std::string buf_;
-  parse::LayoutCache stat_layout_, events_layout_;  // one kernel, one key order
-  parse::StatValues stat_scratch_;
-  parse::EventValues events_scratch_;
-  std::vector<int> parents_;
   std::vector<cache::ProbeDelta> deltas_;
   std::vector<uint64_t> change_;
   std::vector<int64_t> scratch_a_, scratch_b_;
   std::vector<unsigned char> moved_;
   std::vector<cache::ReadCandidate> wanted_;
-  sys::UniqueFd epoll_;               // memory.events fds that the kernel flags on change
-  std::vector<unsigned char> ready_;  // by fd: flagged since the last pass
-  std::vector<struct epoll_event> epoll_events_;
   std::vector<unsigned char> chosen_;
   cache::BudgetMeter budget_;
-  uint64_t deferred_ = 0;
 
   std::mutex refresh_mu_;
   std::vector<config::Glob> refresh_;  // guarded by refresh_mu_

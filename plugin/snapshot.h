@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "plugin/cgroup_files.h"
 #include "plugin/cache/flush_policy.h"
 #include "plugin/clock.h"
 #include "plugin/histogram.h"
@@ -25,10 +26,6 @@
 
 namespace memcg {
 
-// Every file the collector reads, for per-file error counters.
-enum class FileKind : unsigned char { stat, current, swap_current, events, pressure, peak, min, low, high, max, swap_max };
-inline constexpr size_t kFileKindCount = 11;
-std::string_view file_name(FileKind f) noexcept;
 
 enum LimitKind : unsigned char { lim_min, lim_low, lim_high, lim_max, lim_swap_max, lim_count };
 std::string_view limit_name(LimitKind k) noexcept;  // "min", ..., "swap_max"

@@ -1,0 +1,46 @@
+// The cgroup files the collector reads, one row each. Adding a file is a row
+// here, its parser (plugin/parse/), where its value lives (snapshot.h) and its
+// metric row (exporter/metrics.cpp): discovery opens every `kept` file of the
+// table, one helper (CgroupReader::read) reads any of them and files its
+// errors under the kind, and the per-file error counters follow the table.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+namespace memcg {
+
+enum class FileKind : unsigned char { stat, current, swap_current, events, pressure, peak, min, low, high, max, swap_max };
+inline constexpr size_t kFileKindCount = 11;
+
+enum class FileAccess : unsigned char {
+  kept,       // opened at discovery, re-read with one pread per use
+  with_stat,  // opened, read and closed with each memory.stat read (changes rarely)
+};
+
+struct CgroupFile {
+  FileKind kind;
+  std::string_view name;
+  FileAccess access;
+};
+
+// In FileKind order.
+inline constexpr std::array<CgroupFile, kFileKindCount> kCgroupFiles = {{
+    {FileKind::stat, "memory.stat", FileAccess::kept},
+    {FileKind::current, "memory.current", FileAccess::kept},
+    {FileKind::swap_current, "memory.swap.current", FileAccess::kept},
+    {FileKind::events, "memory.events", FileAccess::kept},
+    {FileKind::pressure, "memory.pressure", FileAccess::kept},
+    {FileKind::peak, "memory.peak", FileAccess::with_stat},
+    {FileKind::min, "memory.min", FileAccess::with_stat},
+    {FileKind::low, "memory.low", FileAccess::with_stat},
+    {FileKind::high, "memory.high", FileAccess::with_stat},
+    {FileKind::max, "memory.max", FileAccess::with_stat},
+    {FileKind::swap_max, "memory.swap.max", FileAccess::with_stat},
+}};
+
+constexpr const CgroupFile& cgroup_file(FileKind k) noexcept { return kCgroupFiles[static_cast<size_t>(k)]; }
+constexpr std::string_view file_name(FileKind k) noexcept { return cgroup_file(k).name; }
+
+}  // namespace memcg

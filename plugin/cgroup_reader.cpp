@@ -1,0 +1,173 @@
+#include "plugin/cgroup_reader.h"
+
+#include "plugin/cache/rates.h"
+#include "plugin/cgroupfs/kept_file.h"
+#include "plugin/parse/psi.h"
+#include "plugin/parse/single_value.h"
+
+namespace memcg {
+namespace {
+
+// memory.events counters whose movement is worth an immediate memory.stat
+// read: the cgroup hit its high or max limit, or the OOM killer ran. "low"
+// (reclaimed despite protection) is left to the threshold.
+constexpr parse::EventKey kNotableEvents[] = {parse::ev_high, parse::ev_max, parse::ev_oom, parse::ev_oom_kill,
+                                              parse::ev_oom_group_kill};
+
+constexpr FileKind kLimitKinds[lim_count] = {FileKind::min, FileKind::low, FileKind::high, FileKind::max,
+                                              FileKind::swap_max};
+
+int64_t signed_diff(uint64_t cur, uint64_t prev) noexcept {
+  return cur >= prev ? static_cast<int64_t>(cur - prev) : -static_cast<int64_t>(prev - cur);
+}
+
+}  // namespace
+
+CgroupReader::FileRead CgroupReader::read(const CgroupEntry& e, FileKind kind, PassReport& report) {
+  const CgroupFile& f = cgroup_file(kind);
+  cgroupfs::ReadResult r;
+  if (f.access == FileAccess::kept) {
+    const auto& fd = e.file(kind);
+    if (!fd.valid()) return {Status::absent, {}};
+    r = cgroupfs::read_kept(io_, fd.get(), buf_);
+  } else {
+    r = cgroupfs::read_once(io_, e.dir.get(), f.name.data(), buf_);  // the table's names are NUL-terminated literals
+  }
+  if (r.ok()) return {Status::ok, r.text};
+  if (is_gone(r.err)) return {Status::gone, {}};
+  ++counters_.read_errors[static_cast<size_t>(kind)];
+  report.add_error({"read", cgroup_dir(root_, e.id->path) + "/" + std::string(f.name), r.err});
+  return {Status::failed, {}};
+}
+
+CgroupReader::Probe CgroupReader::probe(const CgroupEntry& e, TimePoint now, bool host_swap, bool events_flagged,
+                                        PassReport& report) {
+  Probe out;
+  ProbeValues& p = out.values;
+  p.at = now;
+  const ProbeValues* prev = e.has_probe ? &e.probe : nullptr;
+
+  // A single value; false when the cgroup is gone.
+  auto single = [&](FileKind kind, std::optional<uint64_t>& value) {
+    const FileRead r = read(e, kind, report);
+    if (r.status == Status::gone) return false;
+    if (r.status != Status::ok) return true;
+    auto v = parse::parse_single_value(r.text);
+    if (!v || v->unlimited) parse_error(kind);
+    else value = v->value;
+    return true;
+  };
+  // Without swap space on the host a cgroup's swap usage can only fall (swapoff
+  // pulls pages back in) and stays 0 once it got there, so that read is skipped:
+  // on a swapless host (most Kubernetes nodes) an idle probe is one pread.
+  const bool swap_known_zero = !host_swap && prev && prev->swap == uint64_t{0};
+  if (swap_known_zero) p.swap = uint64_t{0};
+  if (!single(FileKind::current, p.current) || (!swap_known_zero && !single(FileKind::swap_current, p.swap))) {
+    out.gone = true;
+    return out;
+  }
+  // memory.events: every pass, or, when polled, only after the kernel flagged a change.
+  if (!prev || !e.events_polled || events_flagged) {
+    const FileRead r = read(e, FileKind::events, report);
+    if (r.status == Status::gone) {
+      out.gone = true;
+      return out;
+    }
+    if (r.status == Status::ok) {
+      auto pr = parse::parse_flat_keyed(r.text, parse::event_key_table(), events_layout_, events_scratch_.out());
+      parse_error(FileKind::events, pr.malformed);
+      p.has_events = true;
+      for (size_t k = 0; k < parse::ev_count; ++k) p.events[k] = events_scratch_.get(k).value_or(0);
+    }
+  } else {
+    p.has_events = prev->has_events;
+    p.events = prev->events;
+  }
+  // memory.pressure: when the cgroup moved (current, swap or events changed);
+  // otherwise the totals are kept and refreshed with the next memory.stat read,
+  // so they are never older than max_age.
+  const bool moved = !prev || p.current != prev->current || p.swap != prev->swap || p.events != prev->events;
+  if (moved) {
+    const FileRead r = read(e, FileKind::pressure, report);
+    if (r.status == Status::gone) {
+      out.gone = true;
+      return out;
+    }
+    if (r.status == Status::ok) {
+      p.has_psi = true;
+      parse_error(FileKind::pressure, parse::parse_psi(r.text, p.psi));
+    }
+  } else {
+    p.has_psi = prev->has_psi;
+    p.psi = prev->psi;
+  }
+
+  if (prev) {
+    if (prev->current && p.current) {
+      out.delta.valid = true;
+      out.delta.current = signed_diff(*p.current, *prev->current);
+      if (prev->swap && p.swap) out.delta.swap = signed_diff(*p.swap, *prev->swap);
+      if (now > prev->at) p.current_rate = cache::gauge_rate(*prev->current, *p.current, now - prev->at);
+    }
+    if (prev->has_events && p.has_events)
+      for (auto k : kNotableEvents) out.events_moved = out.events_moved || p.events[k] != prev->events[k];
+  }
+  return out;
+}
+
+CgroupReader::StatRead CgroupReader::read_stat(const CgroupEntry& e, PassReport& report) {
+  StatRead out;
+  const TimePoint t0 = clock_.now();
+  const Duration c0 = clock_.thread_cpu();
+  const FileRead r = read(e, FileKind::stat, report);
+  const Duration c1 = clock_.thread_cpu();
+  const TimePoint t1 = clock_.now();
+  if (r.status == Status::gone) out.gone = true;
+  if (r.status != Status::ok) return out;  // an error keeps the old values and the pending change
+  auto pr = parse::parse_flat_keyed(r.text, parse::stat_key_table(), stat_layout_, stat_scratch_.out());
+  parse_error(FileKind::stat, pr.malformed);
+
+  auto rec = std::make_shared<StatRecord>();
+  rec->read_at = t0;
+  rec->read_at_wall = clock_.wall();
+  rec->values = stat_scratch_;
+  if (e.record && t0 > e.record->read_at) {
+    const Duration dt = t0 - e.record->read_at;
+    const auto& prev = e.record->values;
+    for (size_t k = 0; k < parse::kStatKeyCount; ++k) {
+      if (!rec->values.present.test(k) || !prev.present.test(k)) continue;
+      switch (parse::stat_kind(k)) {
+        case parse::StatKind::events: rec->rate[k] = cache::counter_rate(prev.values[k], rec->values.values[k], dt); break;
+        case parse::StatKind::bytes: rec->rate[k] = cache::gauge_rate(prev.values[k], rec->values.values[k], dt); break;
+        case parse::StatKind::count: continue;
+      }
+      rec->has_rate.set(k);
+    }
+  }
+  // Limits and peak: rarely-changing or only meaningful next to the breakdown,
+  // so they are read with it rather than kept open (6 fds per cgroup with its
+  // directory, not 12).
+  for (size_t k = 0; k < lim_count; ++k) {
+    const FileRead lr = read(e, kLimitKinds[k], report);
+    if (lr.status != Status::ok) continue;
+    rec->limits[k] = parse::parse_single_value(lr.text);
+    if (!rec->limits[k]) parse_error(kLimitKinds[k]);
+  }
+  // PSI totals of a quiet cgroup are refreshed here, with the breakdown.
+  out.psi = e.probe.psi;
+  if (const FileRead pr2 = read(e, FileKind::pressure, report); pr2.status == Status::ok) {
+    parse_error(FileKind::pressure, parse::parse_psi(pr2.text, out.psi));
+    out.psi_read = true;
+  }
+  if (const FileRead peak = read(e, FileKind::peak, report); peak.status == Status::ok) {
+    auto v = parse::parse_single_value(peak.text);
+    if (v && !v->unlimited) rec->peak = v->value;
+    else parse_error(FileKind::peak);
+  }
+  out.record = std::move(rec);
+  out.wall = t1 - t0;
+  out.cpu = c1 - c0;
+  return out;
+}
+
+}  // namespace memcg

@@ -1,0 +1,69 @@
+// Reading one cgroup: the probe (the cheap files, every pass) and the
+// memory.stat read (with the files that share its freshness). Both return
+// what they read; the collector decides what to keep. Owns the buffers,
+// parser layouts and scratch that make the steady state allocation-free, and
+// the one helper that reads any file of the table (cgroup_files.h): the
+// bytes, or "absent here", or "the cgroup is gone" (ENOENT/ENODEV), or an
+// error that it counts by file and reports with path and errno.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "plugin/cache/pending.h"
+#include "plugin/cgroup_table.h"
+#include "plugin/cgroupfs/file_io.h"
+#include "plugin/clock.h"
+#include "plugin/parse/flat_keyed.h"
+#include "plugin/parse/stat_keys.h"
+#include "plugin/pass_report.h"
+
+namespace memcg {
+
+class CgroupReader {
+ public:
+  CgroupReader(const std::string& root, Clock& clock, cgroupfs::FileIo& io, Counters& counters)
+      : root_(root), clock_(clock), io_(io), counters_(counters) {}
+
+  struct Probe {
+    ProbeValues values;
+    cache::ProbeDelta delta;    // change since the previous probe
+    bool events_moved = false;  // a notable memory.events counter moved
+    bool gone = false;          // the cgroup went away: nothing else is valid
+  };
+  // `host_swap`: the host has swap space (else a swap of 0 stays 0 and is not
+  // re-read); `events_flagged`: the kernel flagged memory.events (when polled).
+  Probe probe(const CgroupEntry& e, TimePoint now, bool host_swap, bool events_flagged, PassReport& report);
+
+  struct StatRead {
+    std::shared_ptr<const StatRecord> record;  // null: not read (gone, or an error kept the old values)
+    bool psi_read = false;                      // memory.pressure read with it: `psi` is fresh
+    parse::Psi psi;
+    Duration wall{0}, cpu{0};  // the memory.stat read itself: wall and reading-thread CPU time
+    bool gone = false;
+  };
+  // memory.stat, timed, with the limits, memory.peak and memory.pressure.
+  StatRead read_stat(const CgroupEntry& e, PassReport& report);
+
+ private:
+  enum class Status { ok, absent, gone, failed };
+  struct FileRead {
+    Status status;
+    std::string_view text;  // valid until the next read
+  };
+  FileRead read(const CgroupEntry& e, FileKind kind, PassReport& report);
+  void parse_error(FileKind kind, uint64_t n = 1) noexcept { counters_.parse_errors[static_cast<size_t>(kind)] += n; }
+
+  const std::string& root_;
+  Clock& clock_;
+  cgroupfs::FileIo& io_;
+  Counters& counters_;
+  // Reused between reads so the steady state allocates nothing per cgroup.
+  std::string buf_;
+  parse::LayoutCache stat_layout_, events_layout_;  // one kernel, one key order
+  parse::StatValues stat_scratch_;
+  parse::EventValues events_scratch_;
+};
+
+}  // namespace memcg

@@ -1,0 +1,86 @@
+// The set of collected cgroups: discovery (a breadth-first walk every
+// rescan_interval), the kept-open files of each, the parent links the
+// pending-change propagation needs, and the epoll set that says which
+// memory.events changed. State per cgroup survives rescans as long as the
+// cgroup (path and inode) does.
+#pragma once
+
+#include <sys/epoll.h>
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "plugin/cgroup_files.h"
+#include "plugin/pass_report.h"
+#include "plugin/snapshot.h"
+#include "plugin/sys/unique_fd.h"
+
+namespace memcg {
+
+// One collected cgroup: its identity, its open files and its cache state.
+struct CgroupEntry {
+  std::shared_ptr<const CgroupId> id;
+  sys::UniqueFd dir;
+  std::array<sys::UniqueFd, kFileKindCount> files;  // the kCgroupFiles that are kept open
+  std::shared_ptr<const config::Settings> settings;
+
+  bool has_probe = false;
+  ProbeValues probe;
+  uint64_t pending = 0;
+  std::shared_ptr<const StatRecord> record;
+  std::array<uint64_t, cache::kReadReasonCount> reads{};
+  uint64_t skips = 0;
+  Duration read_wall{0}, read_cpu{0};
+  uint64_t max_age_violations = 0;  // passes a due max_age read was deferred past max_age by the budget
+  bool first_refresh = true;        // the refresh phase applies until the first read after the initial one
+  bool events_polled = false;       // memory.events is in the epoll set: read only when flagged
+  bool forced = false;
+  bool gone = false;
+
+  const sys::UniqueFd& file(FileKind k) const noexcept { return files[static_cast<size_t>(k)]; }
+};
+
+class CgroupTable {
+ public:
+  CgroupTable();
+  ~CgroupTable();
+  CgroupTable(const CgroupTable&) = delete;
+  CgroupTable& operator=(const CgroupTable&) = delete;
+
+  // Walks `root` as `config` says: new cgroups are opened (their kept files;
+  // one that cannot be opened now is left for the next rescan and its error
+  // reported), vanished ones dropped, the rest keep their state; every cgroup
+  // gets the settings of its rule. An unreadable root changes nothing.
+  void rescan(const std::string& root, const config::Config& config, PassReport& report, Counters& counters);
+  // Which polled memory.events the kernel flagged since the last call.
+  void poll_events();
+  bool events_flagged(const CgroupEntry& e) const noexcept;
+  // Drops the cgroups found gone during the pass.
+  void erase_gone(PassReport& report);
+
+  std::vector<CgroupEntry>& entries() noexcept { return entries_; }
+  const std::vector<CgroupEntry>& entries() const noexcept { return entries_; }
+  const std::vector<int>& parents() const noexcept { return parents_; }  // index of the parent, -1 for none
+  bool root_ok() const noexcept { return root_ok_; }
+  uint64_t limited() const noexcept { return limited_; }
+  uint64_t no_memory() const noexcept { return no_memory_; }
+
+ private:
+  void link_parents();
+
+  std::vector<CgroupEntry> entries_;  // pre-order by path
+  std::vector<int> parents_;
+  bool root_ok_ = true;
+  uint64_t limited_ = 0, no_memory_ = 0;
+  sys::UniqueFd epoll_;               // memory.events fds that the kernel flags on change
+  std::vector<unsigned char> ready_;  // by fd: flagged since the last pass
+  std::vector<epoll_event> epoll_events_;
+};
+
+// The directory of a cgroup path under root ("/" is the root itself).
+std::string cgroup_dir(const std::string& root, const std::string& path);
+
+}  // namespace memcg

@@ -1,0 +1,43 @@
+// What one collection pass tells the daemon (PassReport), and the totals since
+// start that become counters (Counters): the parts of the collector add to
+// both, and the collector publishes the totals with each snapshot.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "plugin/cache/flush_policy.h"
+#include "plugin/cgroup_files.h"
+#include "plugin/error.h"
+#include "plugin/histogram.h"
+
+namespace memcg {
+
+struct PassReport {
+  bool rescanned = false;
+  bool root_ok = true;           // false: the root could not be opened at the last rescan
+  size_t added = 0, removed = 0;  // cgroups that appeared / went away this pass
+  uint64_t reads = 0, skips = 0;
+  uint64_t limited = 0;          // cgroups over max_cgroups at the last rescan
+  uint64_t max_age_violations = 0;  // reads the budget deferred past max_age this pass
+  std::vector<IoError> errors;   // real I/O errors (not churn), at most kMaxErrors
+  static constexpr size_t kMaxErrors = 16;
+
+  void add_error(IoError e) {
+    if (errors.size() < kMaxErrors) errors.push_back(std::move(e));
+  }
+};
+
+struct Counters {
+  std::array<uint64_t, kFileKindCount> read_errors{}, parse_errors{};  // by file
+  std::array<uint64_t, cache::kReadReasonCount> reads{};               // memory.stat reads by reason
+  uint64_t skips = 0;     // probes that served cached memory.stat values
+  uint64_t deferred = 0;  // reads the read budget postponed (also skips)
+  ReadHistogram read_seconds;
+  PassHistogram pass_seconds;
+};
+
+}  // namespace memcg
