@@ -47,10 +47,9 @@ std::optional<std::string> resolve_root(const Options& opts, const config::Confi
   }
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   if (opts.root.empty()) {
-    int err = 0;
-    if (!cgroupfs::is_cgroup2(root, &err)) {
-      error = err != 0 ? root + ": " + std::strerror(err)
-                       : root + " is not a cgroup v2 filesystem (statfs type is not CGROUP2_SUPER_MAGIC)";
+    const auto v2 = cgroupfs::is_cgroup2(root);
+    if (!v2.ok() || !v2.value()) {
+      error = !v2.ok() ? v2.message() : root + " is not a cgroup v2 filesystem (statfs type is not CGROUP2_SUPER_MAGIC)";
       return std::nullopt;
     }
   }

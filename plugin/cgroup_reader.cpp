@@ -25,18 +25,14 @@ int64_t signed_diff(uint64_t cur, uint64_t prev) noexcept {
 
 CgroupReader::FileRead CgroupReader::read(const CgroupEntry& e, FileKind kind, PassReport& report) {
   const CgroupFile& f = cgroup_file(kind);
-  cgroupfs::ReadResult r;
-  if (f.access == FileAccess::kept) {
-    const auto& fd = e.file(kind);
-    if (!fd.valid()) return {Status::absent, {}};
-    r = cgroupfs::read_kept(io_, fd.get(), buf_);
-  } else {
-    r = cgroupfs::read_once(io_, e.dir.get(), f.name.data(), buf_);  // the table's names are NUL-terminated literals
-  }
-  if (r.ok()) return {Status::ok, r.text};
-  if (is_gone(r.err)) return {Status::gone, {}};
+  if (f.access == FileAccess::kept && !e.file(kind).valid()) return {Status::absent, {}};
+  const cgroupfs::ReadResult r = f.access == FileAccess::kept
+                                     ? cgroupfs::read_kept(io_, e.file(kind).get(), buf_)
+                                     : cgroupfs::read_once(io_, e.dir.get(), f.name.data(), buf_);  // NUL-terminated literals
+  if (r.ok()) return {Status::ok, r.value()};
+  if (is_gone(r.err())) return {Status::gone, {}};
   ++counters_.read_errors[static_cast<size_t>(kind)];
-  report.add_error({"read", cgroup_dir(root_, e.id->path) + "/" + std::string(f.name), r.err});
+  report.add_error({"read", cgroup_dir(root_, e.id->path) + "/" + std::string(f.name), r.err()});
   return {Status::failed, {}};
 }
 

@@ -66,14 +66,14 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
     bool failed = false;
     for (const CgroupFile& file : kCgroupFiles) {
       if (file.access != FileAccess::kept || failed) continue;
-      int err = 0;
-      auto fd = cgroupfs::open_at(e.dir.get(), file.name.data(), err);  // the table's names are literals: NUL-terminated
-      if (!fd.valid() && !is_gone(err)) {
+      auto fd = cgroupfs::open_at(e.dir.get(), file.name.data());  // the table's names are literals: NUL-terminated
+      if (fd.ok()) {
+        e.files[static_cast<size_t>(file.kind)] = std::move(fd).value();
+      } else if (!is_gone(fd.err())) {
         failed = true;
         ++counters.read_errors[static_cast<size_t>(file.kind)];
-        report.add_error({"open", cgroup_dir(root, e.id->path) + "/" + std::string(file.name), err});
+        report.add_error({"open", cgroup_dir(root, e.id->path) + "/" + std::string(file.name), fd.err()});
       }
-      e.files[static_cast<size_t>(file.kind)] = std::move(fd);
     }
     if (!e.file(FileKind::stat).valid() || failed) continue;  // gone, or not collectable now: retried at the next rescan
     // The kernel notifies pollers of memory.events on every change

@@ -33,11 +33,11 @@ FileIo& FileIo::system() noexcept {
   return io;
 }
 
-UniqueFd open_at(int dirfd, const char* name, int& err) noexcept {
+sys::Result<UniqueFd> open_at(int dirfd, const char* name) {
   int fd;
   do fd = ::openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   while (fd < 0 && errno == EINTR);
-  err = fd < 0 ? errno : 0;
+  if (fd < 0) return sys::Result<UniqueFd>::failure(errno);
   return UniqueFd(fd);
 }
 
@@ -45,19 +45,18 @@ ReadResult read_kept(FileIo& io, int fd, std::string& buf) noexcept {
   if (buf.size() < kInitialBuffer) buf.resize(kInitialBuffer);
   for (;;) {
     const ssize_t n = io.pread(fd, buf.data(), buf.size(), 0);
-    if (n < 0) return {{}, errno != 0 ? errno : EIO};
+    if (n < 0) return ReadResult::failure(errno != 0 ? errno : EIO);
     const auto len = static_cast<size_t>(n);
     // A full buffer may mean a truncated read: grow and read again from 0.
-    if (len < buf.size() || buf.size() >= kMaxBuffer) return {std::string_view(buf.data(), len), 0};
+    if (len < buf.size() || buf.size() >= kMaxBuffer) return std::string_view(buf.data(), len);
     buf.resize(buf.size() * 2);
   }
 }
 
 ReadResult read_once(FileIo& io, int dirfd, const char* name, std::string& buf) noexcept {
-  int err = 0;
-  UniqueFd fd = open_at(dirfd, name, err);
-  if (!fd.valid()) return {{}, err};
-  return read_kept(io, fd.get(), buf);
+  auto fd = open_at(dirfd, name);
+  if (!fd.ok()) return ReadResult::failure(fd.err());
+  return read_kept(io, fd.value().get(), buf);
 }
 
 }  // namespace memcg::cgroupfs

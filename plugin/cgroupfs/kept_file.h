@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "plugin/cgroupfs/file_io.h"
+#include "plugin/sys/result.h"
 #include "plugin/sys/unique_fd.h"
 
 namespace memcg::cgroupfs {
@@ -14,16 +15,13 @@ namespace memcg::cgroupfs {
 using UniqueFd = sys::UniqueFd;
 
 // The result of reading a kept file: the bytes (a view into the caller's
-// buffer) or an errno.
-struct ReadResult {
-  std::string_view text;
-  int err = 0;
-  bool ok() const noexcept { return err == 0; }
-};
+// buffer) or an errno. No path is carried on this path (every probe): the
+// caller knows which cgroup and file it read and reports them.
+using ReadResult = sys::Result<std::string_view>;
 
-// Opens `name` relative to `dirfd` read-only and close-on-exec. Returns an
-// invalid fd and sets `err` on failure (ENOENT: the file does not exist).
-UniqueFd open_at(int dirfd, const char* name, int& err) noexcept;
+// Opens `name` relative to `dirfd` read-only and close-on-exec, or the errno
+// (ENOENT: the file does not exist).
+sys::Result<UniqueFd> open_at(int dirfd, const char* name);
 
 // Reads the whole file with a single pread at offset 0 into `buf`, which keeps
 // its capacity between calls (grown once if a file is larger than it, then the

@@ -61,24 +61,19 @@ std::optional<std::string> find_cgroup2_mount(const std::string& mountinfo_path)
   return find_cgroup2_in_mountinfo(text.value());
 }
 
-bool is_cgroup2(const std::string& path, int* err) {
+sys::Result<bool> is_cgroup2(const std::string& path) {
   struct statfs fs{};
-  if (::statfs(path.c_str(), &fs) != 0) {
-    if (err) *err = errno;
-    return false;
-  }
-  if (err) *err = 0;
+  if (::statfs(path.c_str(), &fs) != 0) return sys::Result<bool>::failure(errno, path);
   return fs.f_type == CGROUP2_SUPER_MAGIC;
 }
 
 bool has_memory_controller(const std::string& root) {
-  int err = 0;
-  UniqueFd dir = open_at(AT_FDCWD, root.c_str(), err);
-  if (!dir.valid()) return false;
+  auto dir = open_at(AT_FDCWD, root.c_str());
+  if (!dir.ok()) return false;
   std::string buf;
-  auto r = read_once(FileIo::system(), dir.get(), "cgroup.controllers", buf);
+  auto r = read_once(FileIo::system(), dir.value().get(), "cgroup.controllers", buf);
   if (!r.ok()) return false;
-  std::string_view rest = r.text;
+  std::string_view rest = r.value();
   while (!rest.empty()) {
     const size_t sp = rest.find_first_of(" \n");
     if (rest.substr(0, sp) == "memory") return true;

@@ -1,6 +1,8 @@
 // Finding and checking the cgroup2 mount.
 #pragma once
 
+#include "plugin/sys/result.h"
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,7 +19,7 @@ std::optional<std::string> find_cgroup2_in_mountinfo(std::string_view mountinfo)
 std::optional<std::string> find_cgroup2_mount(const std::string& mountinfo_path = "/proc/self/mountinfo");
 
 // True when `path` is on a cgroup2 filesystem (statfs f_type == CGROUP2_SUPER_MAGIC).
-bool is_cgroup2(const std::string& path, int* err = nullptr);
+sys::Result<bool> is_cgroup2(const std::string& path);
 
 // True when the memory controller is available at `root` (its cgroup.controllers
 // lists "memory"). Fixture trees declare this the same way a kernel does.

@@ -26,24 +26,24 @@ std::string full_path(const std::string& root, const std::string& rel) {
   return rel == "/" ? root : root + "/" + rel;
 }
 
-// Lists the subdirectory names of an open directory. Uses a dup so the kept
-// fd stays usable for openat; rewinds because a dup shares the file offset.
-bool list_subdirs(int dirfd, std::vector<std::string>& names, int& err) {
+// Lists the subdirectory names of an open directory into `names`; 0 or the
+// errno. Uses a dup so the kept fd stays usable for openat; rewinds because a
+// dup shares the file offset.
+int list_subdirs(int dirfd, std::vector<std::string>& names) {
   names.clear();
   const int fd = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-  if (fd < 0) {
-    err = errno;
-    return false;
-  }
+  if (fd < 0) return errno;
   DIR* d = ::fdopendir(fd);
   if (!d) {
-    err = errno;
+    const int err = errno;
     ::close(fd);
-    return false;
+    return err;
   }
   ::rewinddir(d);
-  errno = 0;
-  while (dirent* e = ::readdir(d)) {
+  for (;;) {
+    errno = 0;  // readdir reports an error only through errno: set it right before each call
+    dirent* e = ::readdir(d);
+    if (!e) break;
     if (e->d_name[0] == '.' && (e->d_name[1] == 0 || (e->d_name[1] == '.' && e->d_name[2] == 0))) continue;
     bool is_dir = e->d_type == DT_DIR;
     if (e->d_type == DT_UNKNOWN) {
@@ -52,10 +52,10 @@ bool list_subdirs(int dirfd, std::vector<std::string>& names, int& err) {
     }
     if (is_dir) names.emplace_back(e->d_name);
   }
-  err = errno;
+  const int err = errno;
   ::closedir(d);
   std::sort(names.begin(), names.end());  // deterministic order under the cap
-  return err == 0;
+  return err;
 }
 
 }  // namespace
@@ -75,13 +75,13 @@ bool path_before(std::string_view a, std::string_view b) noexcept {
 
 WalkResult walk(const std::string& root, const config::CollectorConfig& cfg) {
   WalkResult res;
-  int err = 0;
-  UniqueFd rootfd = open_at(AT_FDCWD, root.c_str(), err);
-  if (!rootfd.valid()) {
+  auto opened = open_at(AT_FDCWD, root.c_str());
+  if (!opened.ok()) {
     res.root_ok = false;
-    res.errors.push_back({"open", root, err});
+    res.errors.push_back({"open", root, opened.err()});
     return res;
   }
+  UniqueFd rootfd = std::move(opened).value();
   std::deque<Pending> queue;
   queue.push_back({"/", 0, std::move(rootfd)});
   std::vector<std::string> names;
@@ -94,30 +94,24 @@ WalkResult walk(const std::string& root, const config::CollectorConfig& cfg) {
     // kernels before 5.x have no memory.stat in the root.
     const bool has_memory = ::faccessat(cur.dir.get(), "memory.stat", F_OK, 0) == 0;
     if (!has_memory) {
-      if (errno != ENOENT && !is_gone(errno))
-        res.errors.push_back({"access", full_path(root, cur.path) + "/memory.stat", errno});
+      if (const int err = errno; !is_gone(err))
+        res.errors.push_back({"access", full_path(root, cur.path) + "/memory.stat", err});
       ++res.no_memory;
       if (cur.depth > 0) continue;
     }
     if (cur.depth < cfg.max_depth) {
-      if (!list_subdirs(cur.dir.get(), names, err)) {
-        if (!is_gone(err)) res.errors.push_back({"list", full_path(root, cur.path), err});
-      }
+      if (const int err = list_subdirs(cur.dir.get(), names); err != 0 && !is_gone(err))
+        res.errors.push_back({"list", full_path(root, cur.path), err});
       for (const auto& name : names) {
-        int oerr = 0;
-        UniqueFd fd;
-        {
-          int raw;
-          do raw = ::openat(cur.dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-          while (raw < 0 && errno == EINTR);
-          oerr = raw < 0 ? errno : 0;
-          fd = UniqueFd(raw);
-        }
-        if (!fd.valid()) {
-          if (!is_gone(oerr)) res.errors.push_back({"open", full_path(root, child_path(cur.path, name.c_str())), oerr});
+        int raw;
+        do raw = ::openat(cur.dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        while (raw < 0 && errno == EINTR);
+        if (raw < 0) {
+          const int err = errno;  // before anything that may allocate
+          if (!is_gone(err)) res.errors.push_back({"open", full_path(root, child_path(cur.path, name.c_str())), err});
           continue;
         }
-        queue.push_back({child_path(cur.path, name.c_str()), cur.depth + 1, std::move(fd)});
+        queue.push_back({child_path(cur.path, name.c_str()), cur.depth + 1, UniqueFd(raw)});
       }
     }
     if (!has_memory || !cfg.includes(cur.path)) continue;

@@ -12,7 +12,7 @@ namespace {
 TEST(Host, ReadsTheRealCgroup2TreeWhenItHasMemory) {
   auto root = cgroupfs::find_cgroup2_mount();
   if (!root) GTEST_SKIP() << "no cgroup2 mount on this host";
-  if (!cgroupfs::is_cgroup2(*root)) GTEST_SKIP() << *root << " is not cgroup2";
+  if (!cgroupfs::is_cgroup2(*root).value()) GTEST_SKIP() << *root << " is not cgroup2";
   if (!cgroupfs::has_memory_controller(*root)) GTEST_SKIP() << "no cgroup v2 memory controller at " << *root;
 
   auto cfg = config::Config::builtin(config::HostFacts::probe());

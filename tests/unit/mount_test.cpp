@@ -26,7 +26,12 @@ TEST(MemoryController, FixtureRootDeclaresIt) {
   tree.write("/", "cgroup.controllers", "cpu io pids\n");
   EXPECT_FALSE(has_memory_controller(tree.root()));
   EXPECT_FALSE(has_memory_controller("/nonexistent"));
-  EXPECT_FALSE(is_cgroup2(tree.root())) << "a temp dir is not cgroup2";
+  const auto v2 = is_cgroup2(tree.root());
+  EXPECT_TRUE(v2.ok());
+  EXPECT_FALSE(v2.value()) << "a temp dir is not cgroup2";
+  const auto missing = is_cgroup2(tree.root() + "/nope");
+  EXPECT_EQ(missing.err(), ENOENT);
+  EXPECT_NE(missing.message().find("/nope: No such file"), std::string::npos) << missing.message();
 }
 
 }  // namespace
