@@ -22,7 +22,6 @@
 namespace memcg::exporter {
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -31,7 +30,9 @@ double unix_now() {
 // The daemon's state as the HTTP threads see it.
 class Backend final : public WebBackend {
  public:
-  Backend(Collector& c, config::Config cfg) : collector_(c), config_(std::make_shared<const config::Config>(std::move(cfg))) {}
+  Backend(Collector& c, config::Config cfg, Clock& clock)
+      : collector_(c), clock_(clock), config_(std::make_shared<const config::Config>(std::move(cfg))),
+        last_progress_(clock.now().time_since_epoch().count()) {}
 
   std::shared_ptr<const Snapshot> snapshot() const override { return collector_.latest(); }
   std::shared_ptr<const config::Config> config() const override {
@@ -39,18 +40,18 @@ class Backend final : public WebBackend {
     return config_;
   }
   DaemonStatus& status() override { return status_; }
-  TimePoint now() const override { return SteadyClock::now(); }
+  TimePoint now() const override { return clock_.now(); }
   bool ready() const override { return collector_.latest()->pass > 0; }
   // Alive while passes keep completing: a pass that hangs (e.g. a read stuck
   // in the kernel) turns this false after two intervals plus 10 s of slack.
   bool healthy() const override {
     const auto last = TimePoint(Duration(last_progress_.load()));
     const auto limit = 2 * config()->collector.probe_interval + std::chrono::seconds(10);
-    return SteadyClock::now() - last < limit;
+    return clock_.now() - last < limit;
   }
   void request_refresh(config::Glob glob) override { collector_.request_refresh(std::move(glob)); }
 
-  void progress() { last_progress_.store(SteadyClock::now().time_since_epoch().count()); }
+  void progress() { last_progress_.store(clock_.now().time_since_epoch().count()); }
   void set_config(config::Config cfg) {
     auto next = std::make_shared<const config::Config>(std::move(cfg));
     std::lock_guard lock(config_mu_);
@@ -59,13 +60,14 @@ class Backend final : public WebBackend {
 
  private:
   Collector& collector_;
+  Clock& clock_;
   // A mutex held only to copy or swap the pointer, not
   // std::atomic<shared_ptr>: libstdc++ 12 implements that with a lock bit
   // ThreadSanitizer cannot see (the collector's snapshot does the same).
   mutable std::mutex config_mu_;
   std::shared_ptr<const config::Config> config_;
   DaemonStatus status_;
-  std::atomic<Duration::rep> last_progress_{SteadyClock::now().time_since_epoch().count()};
+  std::atomic<Duration::rep> last_progress_;
 };
 
 std::string status_line(const PassReport& r, const Snapshot& s, Duration interval) {
@@ -101,7 +103,7 @@ std::string describe_ports(const HttpServer& http) {
 }  // namespace
 
 int run_daemon(const Options& opts, config::Config cfg, const std::string& root, const cgroupfs::FdLimit& fds,
-               const WebConfigFile* web_file) {
+               const WebConfigFile* web_file, Clock& clock) {
   // Signals are taken synchronously by this loop (sigtimedwait). They are
   // blocked before any thread starts, so CivetWeb's workers inherit the mask
   // and a SIGTERM can only ever be received here.
@@ -118,8 +120,8 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
            " fd_limit=" + std::to_string(fds.soft));
 
   Notifier notifier;
-  Collector collector(root, cfg);
-  Backend backend(collector, cfg);
+  Collector collector(root, cfg, clock);
+  Backend backend(collector, cfg, clock);
   backend.status().reload_success_unix.store(unix_now());
   std::unique_ptr<HttpServer> http;
   try {
@@ -138,12 +140,12 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
   bool announced = false;
   const auto watchdog = notifier.watchdog_interval();
   PassSchedule schedule(collector.config().collector.probe_interval,
-                        watchdog ? std::optional<Duration>(*watchdog) : std::nullopt, SteadyClock::now());
+                        watchdog ? std::optional<Duration>(*watchdog) : std::nullopt, clock.now());
   for (;;) {
     const PassReport report = collector.run_pass();
     backend.progress();
     notifier.watchdog();
-    schedule.pass_done(SteadyClock::now());
+    schedule.pass_done(clock.now());
     log_report(report, last_limited, root_ok);
     if (schedule.fell_behind() > last_behind && (last_behind == 0 || schedule.fell_behind() % 100 == 0))
       log_warning("a pass took longer than collector.probe_interval (" + std::to_string(schedule.fell_behind()) +
@@ -161,7 +163,7 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
     }
 
     for (;;) {
-      const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(schedule.wake_at() - SteadyClock::now());
+      const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(schedule.wake_at() - clock.now());
       int sig = -1;
       if (wait.count() > 0) {
         timespec ts{static_cast<time_t>(wait.count() / 1'000'000'000), static_cast<long>(wait.count() % 1'000'000'000)};
@@ -203,7 +205,7 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
         notifier.ready("configuration reloaded");
         continue;
       }
-      const auto now = SteadyClock::now();
+      const auto now = clock.now();
       if (schedule.pass_due(now)) break;
       if (schedule.ping_due(now)) {
         notifier.watchdog();
