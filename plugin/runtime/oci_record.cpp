@@ -11,6 +11,7 @@
 #include "plugin/json_writer.h"
 #include "plugin/runtime/identity.h"
 #include "plugin/utf8.h"
+#include "plugin/sys/unique_fd.h"
 
 namespace memcg::runtime {
 namespace {
@@ -208,7 +209,12 @@ std::string run_hook(std::string_view stage, std::string_view state_json, const 
   if (!state) return "ignored: " + error;
   const std::string path = dir + "/" + state->id + ".json";
   if (stage == "poststop") {
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return errno_text("unlink", path);
+    // The directory is opened without following a symlink, as for
+    // createRuntime: the daemon's (unprivileged) user owns it, and must not be
+    // able to point this root-run hook at another directory to unlink in.
+    const sys::UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+    if (!dfd.valid()) return errno == ENOENT ? std::string() : errno_text("open", dir);
+    if (::unlinkat(dfd.get(), (state->id + ".json").c_str(), 0) != 0 && errno != ENOENT) return errno_text("unlink", path);
     return {};
   }
   if (stage != "createRuntime" && stage != "prestart" && stage != "createContainer")

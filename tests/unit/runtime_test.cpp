@@ -240,6 +240,11 @@ TEST_F(HookTest, RecordsDirAsSymlinkIsRefused) {
   fs::create_symlink(base / "elsewhere", dir);
   EXPECT_NE(run_hook("createRuntime", state_json(kId, bundle()), dir).find("open"), std::string::npos);
   EXPECT_TRUE(fs::is_empty(base / "elsewhere"));
+  // poststop neither: a records dir swapped for a symlink must not make the
+  // (root-run) hook unlink <id>.json wherever it points.
+  std::ofstream(base / "elsewhere" / (std::string(kId) + ".json")) << "{}";
+  EXPECT_NE(run_hook("poststop", state_json(kId, bundle()), dir).find("open"), std::string::npos);
+  EXPECT_TRUE(fs::exists(base / "elsewhere" / (std::string(kId) + ".json")));
 }
 
 // --- the daemon's record store -------------------------------------------
