@@ -22,6 +22,7 @@
 #include "plugin/parse/single_value.h"
 #include "plugin/parse/stat_keys.h"
 #include "plugin/runtime/identity.h"
+#include "plugin/runtime/oci_record.h"
 #include "plugin/runtime/record_store.h"
 
 namespace memcg {
@@ -108,11 +109,14 @@ struct Snapshot {
   // pod_uid when the path has none). "" when unknown. Names: config::kIdentityLabels.
   std::string_view identity(const CgroupId& id, std::string_view label) const;
 
-  // The hook record for a cgroup's container, if any.
+  // The hook record of the container that IS this cgroup: the id in the
+  // path must have a record, and the record's cgroups_path must name this
+  // cgroup (a nested look-alike gets path-derived labels only).
   const runtime::ContainerRecord* record_for(const CgroupId& id) const {
     if (!records || id.identity.container_id.empty()) return nullptr;
     auto it = records->find(id.identity.container_id);
-    return it == records->end() ? nullptr : &it->second;
+    if (it == records->end() || !runtime::cgroups_path_names(it->second.cgroups_path, id.path)) return nullptr;
+    return &it->second;
   }
 };
 

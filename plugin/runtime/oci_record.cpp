@@ -16,6 +16,12 @@
 namespace memcg::runtime {
 namespace {
 
+// Whether `path` is `last` or ends in "/last".
+bool ends_with_component_of(std::string_view path, std::string_view last) noexcept {
+  return path == last || (path.size() > last.size() && path.ends_with(last) && path[path.size() - last.size() - 1] == '/');
+}
+
+
 using json = nlohmann::json;
 
 // Annotation keys, most specific first. Kubernetes (kubelet via CRI-O and
@@ -201,6 +207,30 @@ std::optional<ContainerRecord> parse_record(std::string_view s, std::string& err
     return std::nullopt;
   }
   return r;
+}
+
+bool cgroups_path_names(std::string_view cp, std::string_view cgroup) noexcept {
+  if (cp.empty()) return true;
+  const auto ends_with_component = [&](std::string_view tail) { return ends_with_component_of(cgroup, tail); };
+  if (cp.front() != '/' && cp.find('/') == std::string_view::npos) {
+    const size_t c1 = cp.find(':'), c2 = c1 == std::string_view::npos ? c1 : cp.find(':', c1 + 1);
+    if (c2 == std::string_view::npos || cp.find(':', c2 + 1) != std::string_view::npos) return false;
+    const std::string_view slice = cp.substr(0, c1), prefix = cp.substr(c1 + 1, c2 - c1 - 1), name = cp.substr(c2 + 1);
+    if (slice.empty() || name.empty()) return false;
+    if (ends_with_component(cp)) return true;  // applied literally, without systemd
+    // SLICE/PREFIX-NAME.scope (an empty prefix: NAME.scope).
+    const size_t scope_len = (prefix.empty() ? 0 : prefix.size() + 1) + name.size() + 6;
+    if (cgroup.size() < scope_len + slice.size() + 1 || !cgroup.ends_with(".scope")) return false;
+    const std::string_view scope = cgroup.substr(cgroup.size() - scope_len);
+    if ((!prefix.empty() && (!scope.starts_with(prefix) || scope[prefix.size()] != '-')) ||
+        scope.substr(prefix.empty() ? 0 : prefix.size() + 1, name.size()) != name)
+      return false;
+    const std::string_view parent = cgroup.substr(0, cgroup.size() - scope_len - 1);
+    return cgroup[cgroup.size() - scope_len - 1] == '/' && ends_with_component_of(parent, slice);
+  }
+  while (!cp.empty() && cp.front() == '/') cp.remove_prefix(1);
+  while (!cp.empty() && cp.back() == '/') cp.remove_suffix(1);
+  return !cp.empty() && ends_with_component(cp);
 }
 
 std::string run_hook(std::string_view stage, std::string_view state_json, const std::string& dir) {

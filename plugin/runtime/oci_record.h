@@ -40,6 +40,19 @@ std::optional<OciState> parse_oci_state(std::string_view json, std::string& erro
 // keeping what `state` already had from its annotations.
 std::optional<ContainerRecord> record_from_config(const OciState& state, std::string_view config_json, std::string& error);
 
+// Whether a record's cgroups_path (config.json's linux.cgroupsPath) names the
+// cgroup at `cgroup` (relative to the cgroup2 root): a record's labels
+// belong to that cgroup only, not to any cgroup whose last component carries
+// the same id (anyone with a delegated subtree can create
+// ".../libpod-<victim id>.scope" under their own container). Notations:
+//   systemd  "SLICE:PREFIX:NAME" -> ".../SLICE/PREFIX-NAME.scope" (the scope
+//            directly in that slice; where the slice sits is up to systemd);
+//            left literal by a runtime without systemd: ".../SLICE:PREFIX:NAME"
+//   cgroupfs "/a/b/c" -> "a/b/c", or ending in "/a/b/c" when the collected
+//            root is itself a cgroup below the runtime's view.
+// An empty cgroups_path (a runtime that set none) cannot be checked: true.
+bool cgroups_path_names(std::string_view cgroups_path, std::string_view cgroup) noexcept;
+
 std::string render_record(const ContainerRecord& r);
 std::optional<ContainerRecord> parse_record(std::string_view json, std::string& error);
 

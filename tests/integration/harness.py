@@ -45,13 +45,18 @@ K8S_CONTAINER_ID = "b" * 64
 K8S_CONTAINER = ("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0d3c6a1e_5b7f_4c2d_9e8f_a1b2c3d4e5f6.slice/"
                  "cri-containerd-" + K8S_CONTAINER_ID + ".scope")
 
-def run_hook(hook, stage, cid, annotations, records):
+K8S_POD_SLICE = "kubepods-burstable-pod0d3c6a1e_5b7f_4c2d_9e8f_a1b2c3d4e5f6.slice"
+
+def run_hook(hook, stage, cid, annotations, records, cgroups_path=None):
     """Runs memcg-exporter-oci-hook the way podman or CRI-O do: the OCI state
-    on stdin, a bundle whose config.json carries the annotations. Returns the
-    hook's stderr (it always exits 0)."""
+    on stdin, a bundle whose config.json carries the annotations and the
+    cgroupsPath (by default kubelet's systemd-driver form for a container of
+    the fixture's burstable pod). Returns the hook's stderr (it always exits 0)."""
     bundle = tempfile.mkdtemp(prefix="memcg-bundle-")
+    if cgroups_path is None:
+        cgroups_path = f"{K8S_POD_SLICE}:cri-containerd:{cid}"
     with open(os.path.join(bundle, "config.json"), "w") as f:
-        json.dump({"ociVersion": "1.0.2", "linux": {"cgroupsPath": f"x:cri-containerd:{cid}"}, "annotations": annotations}, f)
+        json.dump({"ociVersion": "1.0.2", "linux": {"cgroupsPath": cgroups_path}, "annotations": annotations}, f)
     state = json.dumps({"ociVersion": "1.0.2", "id": cid, "status": "creating", "pid": 1, "bundle": bundle})
     r = subprocess.run([hook, stage, records], input=state, capture_output=True, text=True, timeout=10)
     assert r.returncode == 0, r

@@ -9,6 +9,7 @@
 #include "plugin/runtime/identity.h"
 #include "plugin/runtime/oci_record.h"
 #include "plugin/runtime/record_store.h"
+#include "plugin/snapshot.h"
 
 namespace memcg::runtime {
 
@@ -293,3 +294,62 @@ TEST_F(HookTest, StoreExpiresRecordsOfVanishedContainers) {
 
 }  // namespace
 }  // namespace memcg::runtime
+
+namespace memcg::runtime {
+namespace {
+
+// A record names one cgroup: the one its cgroupsPath says, in the systemd
+// and the cgroupfs notation of each runtime.
+TEST(CgroupsPath, ARecordNamesOnlyTheCgroupItsPathSays) {
+  const std::string v = std::string(64, 'b'), a = std::string(64, 'a');
+  const std::string pod = "kubepods-burstable-pod0d3c6a1e_5b7f_4c2d_9e8f_a1b2c3d4e5f6.slice";
+  const std::string k8s = "kubepods.slice/kubepods-burstable.slice/" + pod + "/cri-containerd-" + v + ".scope";
+  EXPECT_TRUE(cgroups_path_names(pod + ":cri-containerd:" + v, k8s));
+  EXPECT_TRUE(cgroups_path_names("machine.slice:libpod:" + v, "machine.slice/libpod-" + v + ".scope"));
+  EXPECT_TRUE(cgroups_path_names("user.slice:libpod:" + v,  // rootless podman under the user's manager
+                                 "user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" + v + ".scope"));
+  EXPECT_TRUE(cgroups_path_names(pod + ":crio:" + v, "kubepods.slice/kubepods-burstable.slice/" + pod + "/crio-" + v + ".scope"));
+  EXPECT_TRUE(cgroups_path_names("/libpod_parent/libpod-" + v, "libpod_parent/libpod-" + v));            // cgroupfs
+  EXPECT_TRUE(cgroups_path_names("/kubepods/burstable/pod1/" + v, "kubepods/burstable/pod1/" + v));
+  EXPECT_TRUE(cgroups_path_names("/kubepods/burstable/pod1/" + v, "nested/root/kubepods/burstable/pod1/" + v));
+  EXPECT_TRUE(cgroups_path_names(pod + ":cri-containerd:" + v, "kubepods.slice/" + pod + ":cri-containerd:" + v));  // literal
+  EXPECT_TRUE(cgroups_path_names("", k8s)) << "no cgroupsPath: cannot be checked";
+
+  // Look-alikes: the victim's id as a child of another container, of another
+  // slice, or a prefix of a longer name.
+  EXPECT_FALSE(cgroups_path_names("machine.slice:libpod:" + v,
+                                  "machine.slice/libpod-" + a + ".scope/libpod-" + v + ".scope"));
+  EXPECT_FALSE(cgroups_path_names("machine.slice:libpod:" + v, "evil.slice/libpod-" + v + ".scope"));
+  EXPECT_FALSE(cgroups_path_names("machine.slice:libpod:" + v, "xmachine.slice/libpod-" + v + ".scope"));
+  EXPECT_FALSE(cgroups_path_names(pod + ":cri-containerd:" + v, k8s + "/cri-containerd-" + v + ".scope"));
+  EXPECT_FALSE(cgroups_path_names("/libpod_parent/libpod-" + v, "libpod_parent/libpod-" + a + "/libpod_parent/libpod-" + v + "x"));
+  EXPECT_FALSE(cgroups_path_names("/kubepods/burstable/pod1/" + v, "kubepods/burstable/pod1/" + v + "/" + v));
+  EXPECT_FALSE(cgroups_path_names("a:b", k8s)) << "malformed";
+}
+
+}  // namespace
+}  // namespace memcg::runtime
+
+namespace memcg {
+namespace {
+
+// The impersonation tree: a cgroup nested under container A, named like
+// container V's scope, gets V's id from its path but none of V's labels.
+TEST(CgroupsPath, ANestedLookAlikeGetsPathLabelsOnly) {
+  const std::string v = std::string(64, 'b'), a = std::string(64, 'a');
+  auto records = std::make_shared<runtime::RecordMap>();
+  (*records)[v] = runtime::ContainerRecord{v, "victim", "secret:1", "pod-v", "ns-v", "", "machine.slice:libpod:" + v};
+  Snapshot snap;
+  snap.records = records;
+  const CgroupId real{"machine.slice/libpod-" + v + ".scope", 10, 2, runtime::identify("machine.slice/libpod-" + v + ".scope")};
+  const std::string nested = "machine.slice/libpod-" + a + ".scope/libpod-" + v + ".scope";
+  const CgroupId impostor{nested, 11, 3, runtime::identify(nested)};
+  ASSERT_EQ(impostor.identity.container_id, v);
+  EXPECT_EQ(snap.identity(real, "container_name"), "victim");
+  EXPECT_EQ(snap.identity(real, "image"), "secret:1");
+  for (const char* label : {"container_name", "image", "pod", "namespace"}) EXPECT_EQ(snap.identity(impostor, label), "") << label;
+  EXPECT_EQ(snap.identity(impostor, "container_id"), v) << "what its own path says stays";
+}
+
+}  // namespace
+}  // namespace memcg

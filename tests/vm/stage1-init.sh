@@ -33,7 +33,7 @@ KCG=$KPOD/cri-containerd-$KID.scope
 mkdir -p $CG/$KCG
 for d in kubepods.slice kubepods.slice/kubepods-burstable.slice $KPOD; do echo +memory > $CG/$d/cgroup.subtree_control; done
 mkdir -p /tmp/bundle /tmp/records
-echo '{"ociVersion":"1.0.2","annotations":{"io.kubernetes.container.name":"web","io.kubernetes.pod.name":"web-0","io.kubernetes.pod.namespace":"shop","io.kubernetes.cri.image-name":"nginx:1.25"}}' > /tmp/bundle/config.json
+echo '{"ociVersion":"1.0.2","linux":{"cgroupsPath":"'"${KPOD##*/}"':cri-containerd:'"$KID"'"},"annotations":{"io.kubernetes.container.name":"web","io.kubernetes.pod.name":"web-0","io.kubernetes.pod.namespace":"shop","io.kubernetes.cri.image-name":"nginx:1.25"}}' > /tmp/bundle/config.json
 STATE='{"ociVersion":"1.0.2","id":"'$KID'","status":"creating","pid":1,"bundle":"/tmp/bundle"}'
 echo "$STATE" | memcg-exporter-oci-hook createRuntime /tmp/records
 
