@@ -7,20 +7,35 @@
 #include "config/load.h"
 #include "exporter/metrics.h"
 #include "exporter/version.h"
+#include "plugin/utf8.h"
 
 namespace memcg::exporter {
 
 std::string html_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x80) {  // well-formed UTF-8 as is, anything else U+FFFD
+      const size_t len = utf8_sequence_length(s, i);
+      if (len == 0) {
+        out.append(kReplacementCharacter);
+      } else {
+        out.append(s.substr(i, len));
+        i += len - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&#39;"; break;
-      default: out.push_back(c);
+      default:
+        if (is_control(u)) out.append(kReplacementCharacter);  // ESC, CR, BEL...: nothing a page should carry
+        else out.push_back(c);
     }
   }
   return out;

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <string>
 
+#include "plugin/utf8.h"
+
 namespace memcg::exporter {
 namespace {
 
@@ -41,6 +43,29 @@ const char* level_name(LogLevel l) {
 
 void set_log_level(LogLevel level) noexcept { g_level.store(static_cast<int>(level)); }
 
+std::string escape_for_log(std::string_view m) {
+  std::string out;
+  out.reserve(m.size());
+  for (size_t i = 0; i < m.size(); ++i) {
+    const auto c = static_cast<unsigned char>(m[i]);
+    if (c >= 0x80) {
+      if (const size_t len = utf8_sequence_length(m, i); len > 0) {
+        out.append(m.substr(i, len));
+        i += len - 1;
+        continue;
+      }
+    } else if (!is_control(c)) {
+      if (c == '\\') out.push_back('\\');
+      out.push_back(static_cast<char>(c));
+      continue;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    out.append("\\x").push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 0xf]);
+  }
+  return out;
+}
+
 void log(LogLevel level, std::string_view message) noexcept {
   if (static_cast<int>(level) > g_level.load(std::memory_order_relaxed)) return;
   static const bool journal = stderr_is_journal();
@@ -51,7 +76,7 @@ void log(LogLevel level, std::string_view message) noexcept {
       line = "<" + std::to_string(static_cast<int>(level)) + ">";
     else
       line = std::string("level=") + level_name(level) + " ";
-    line.append(message);
+    line.append(escape_for_log(message));  // every log call, one place
     line.push_back('\n');
   } catch (...) {
     return;

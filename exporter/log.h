@@ -3,6 +3,7 @@
 // matches), so journald records the right priority; plain text otherwise.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "exporter/cli.h"
@@ -10,6 +11,10 @@
 namespace memcg::exporter {
 
 void set_log_level(LogLevel level) noexcept;
+// What log() writes for a message: control characters (a newline in a cgroup
+// name would forge a second log line) as \xNN, backslashes doubled so the
+// escape is unambiguous, bytes that are not UTF-8 as \xNN too.
+std::string escape_for_log(std::string_view message);
 void log(LogLevel level, std::string_view message) noexcept;
 
 inline void log_error(std::string_view m) noexcept { log(LogLevel::error, m); }

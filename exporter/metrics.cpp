@@ -373,7 +373,14 @@ class TextSink final : public SampleSink {
         run = i + 1;
         continue;
       }
-      if (c != '\\' && c != '"' && c != '\n') continue;
+      if (c != '\\' && c != '"' && c != '\n') {
+        // Other controls (ESC, CR, BEL) are valid in the format but rewrite
+        // the terminal of whoever curls /metrics: U+FFFD, as for non-UTF-8.
+        if (!is_control(static_cast<unsigned char>(c))) continue;
+        out_.append(v.substr(run, i - run)).append(kReplacementCharacter);
+        run = i + 1;
+        continue;
+      }
       out_.append(v.substr(run, i - run)).append(c == '\\' ? "\\\\" : c == '"' ? "\\\"" : "\\n");
       run = i + 1;
     }

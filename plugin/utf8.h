@@ -32,4 +32,9 @@ inline size_t utf8_sequence_length(std::string_view s, size_t i) noexcept {
   return 0;
 }
 
+// C0 controls and DEL: a cgroup name may hold them (ESC, CR, BEL...), and
+// printed raw they rewrite a terminal or forge a log line. Writers escape or
+// replace them (logs: \xNN; /metrics and the status page: U+FFFD; JSON: \u00NN).
+inline constexpr bool is_control(unsigned char c) noexcept { return c < 0x20 || c == 0x7f; }
+
 }  // namespace memcg

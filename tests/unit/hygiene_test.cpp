@@ -1,0 +1,50 @@
+// Output hygiene: cgroup names are arbitrary bytes that anyone with a
+// delegated subtree chooses. Logs, /metrics and the status page must not
+// carry their control characters raw (forged log lines, terminal escapes).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "exporter/landing_page.h"
+#include "exporter/log.h"
+#include "exporter/metrics.h"
+
+namespace memcg::exporter {
+namespace {
+
+const std::string kHostile = "evil\n level=error forged\x1b[31m\r\x07\x7f\\x2d.service";
+
+TEST(Hygiene, LogLinesEscapeControlCharactersSoNoLineCanBeForged) {
+  const std::string line = escape_for_log("cannot read " + kHostile + "/memory.stat: Permission denied");
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_EQ(line.find('\x1b'), std::string::npos);
+  EXPECT_EQ(line.find('\r'), std::string::npos);
+  EXPECT_EQ(line, "cannot read evil\\x0a level=error forged\\x1b[31m\\x0d\\x07\\x7f\\\\x2d.service/memory.stat: Permission denied");
+  EXPECT_EQ(escape_for_log("caf\xC3\xA9 \xFF"), "caf\xC3\xA9 \\xff") << "UTF-8 kept, stray bytes escaped";
+}
+
+TEST(Hygiene, MetricsAndTheStatusPageReplaceControlCharacters) {
+  Snapshot snap;
+  auto settings = std::make_shared<config::Settings>();
+  settings->name = "default";
+  snap.cgroups.push_back(CgroupView{std::make_shared<CgroupId>(CgroupId{"system.slice/" + kHostile, 5, 2, {}}), settings, {}, nullptr});
+  DaemonStatus status;
+  ProcessStats proc;
+  std::string text;
+  render_text({snap, TimePoint{}, status, proc, "v", "r"}, text);
+  const size_t at = text.find("memcg_cgroup_info{");
+  ASSERT_NE(at, std::string::npos);
+  const std::string info = text.substr(at, text.find('\n', at) - at);
+  EXPECT_NE(info.find("cgroup=\"system.slice/evil\\n level=error forged\xEF\xBF\xBD[31m\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\\\\x2d.service\""),
+            std::string::npos)
+      << info;
+  for (char c : text) EXPECT_TRUE(c == '\n' || !(static_cast<unsigned char>(c) < 0x20 || c == 0x7f)) << int(c);
+
+  const std::string page = render_landing_page(snap, config::Config::builtin({4096, 2}), TimePoint{});
+  EXPECT_EQ(page.find('\x1b'), std::string::npos);
+  EXPECT_EQ(page.find('\x07'), std::string::npos);
+  EXPECT_NE(page.find("forged\xEF\xBF\xBD[31m"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace memcg::exporter
