@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "exporter/basic_auth.h"
+#include "exporter/http_framing.h"
 #include "exporter/http_response.h"
 #include "exporter/http_routes.h"
 #include "plugin/sys/read_file.h"
@@ -69,6 +70,7 @@ class JoinedPem {
 }  // namespace
 
 struct HttpServer::Handlers {
+  CivetCallbacks callbacks;
   std::vector<std::unique_ptr<Route>> routes;
   ServerContext context;
   std::unique_ptr<AuthHandler> auth;
@@ -128,6 +130,21 @@ void add_tls_options(std::vector<std::string>& options, const TlsServerConfig& t
                                    "ssl_ca_file", t.client_ca_file, "ssl_default_verify_paths", "no"});
 }
 
+// Before any handler: an ambiguous request head gets 400 and the connection
+// is closed (CivetWeb closes after its own error responses).
+int reject_ambiguous_framing(mg_connection* conn) {
+  const mg_request_info* ri = mg_get_request_info(conn);
+  if (!ri) return 0;
+  HeaderField fields[64];  // CivetWeb parses at most MG_MAX_HEADERS (64) fields
+  const int n = std::min(ri->num_headers, static_cast<int>(std::size(fields)));
+  for (int i = 0; i < n; ++i)
+    fields[i] = {ri->http_headers[i].name ? ri->http_headers[i].name : "", ri->http_headers[i].value ? ri->http_headers[i].value : ""};
+  const auto why = framing_error({fields, static_cast<size_t>(n)});
+  if (!why) return 0;
+  mg_send_http_error(conn, 400, "400 bad request: %s\n", why->c_str());
+  return 400;  // handled (non-zero), logged with this status
+}
+
 }  // namespace
 
 HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend, const WebConfigFile* web_file)
@@ -143,7 +160,8 @@ HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend, const 
   if (web_file) handlers_->context.headers = web_file->headers;
   handlers_->routes = make_routes(backend);
   try {
-    server_ = std::make_unique<CivetServer>(options, nullptr, &handlers_->context);
+    handlers_->callbacks.begin_request = reject_ambiguous_framing;
+    server_ = std::make_unique<CivetServer>(options, &handlers_->callbacks, &handlers_->context);
   } catch (const CivetException& e) {
     throw std::runtime_error(std::string("cannot listen on ") + ports + (tls ? " with TLS" : "") + ": " + e.what());
   }

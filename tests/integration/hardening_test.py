@@ -118,6 +118,32 @@ def test_cgroup_names_that_are_not_utf8():
         doc = json.loads(body.decode("utf-8"))
         assert any(c.get("path") == "system.slice/bad\ufffd\ufffd.service" for c in doc["cgroups"]), str(doc)[:300]
 
+def test_ambiguous_framing_gets_400_and_a_closed_connection():
+    # RFC 9112: Content-Length with Transfer-Encoding, Content-Length twice or
+    # not one number, folded header lines. Each request carries no
+    # "Connection: close": the server must close by itself (raw() returns
+    # only once the peer closed, within its 5 s timeout otherwise).
+    tree = Tree(args.fixture)
+    with Exporter(args.exporter, tree.root, write_config(CONFIG + "refresh_api = true\n")) as ex:
+        post = b"POST /api/v1/refresh?cgroup=x HTTP/1.1\r\nHost: a\r\n"
+        cases = {
+            "CL+TE": post + b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            "two CL": post + b"Content-Length: 0\r\nContent-Length: 5\r\n\r\nhello",
+            "CL 0 46": post + b"Content-Length: 0 46\r\n\r\n",
+            "CL -1": post + b"Content-Length: -1\r\n\r\n",
+            "tab fold": b"GET /metrics HTTP/1.1\r\nHost: a\r\nX-A: b\r\n\tc\r\n\r\n",
+        }
+        for what, data in cases.items():
+            t0 = time.time()
+            answer = raw(ex, data)
+            # (CivetWeb itself answers a negative length with 411 before we see it.)
+            assert status_of(answer) in ((400, 411) if what == "CL -1" else (400,)), (what, answer[:200])
+            assert time.time() - t0 < 4, f"{what}: the connection was kept open"
+        # The refresh API saw none of them.
+        assert "refresh" not in ex.logs() or "cgroup=x" not in ex.logs()
+        assert raw(ex, post + b"Content-Length: 0\r\nConnection: close\r\n\r\n").startswith(b"HTTP/1.1 202"), "a clean POST still works"
+        assert scrape_ok(ex)
+
 def test_oversized_and_malformed_requests():
     tree = Tree(args.fixture)
     with Exporter(args.exporter, tree.root, write_config(CONFIG)) as ex:

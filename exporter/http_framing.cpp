@@ -1,0 +1,49 @@
+#include "exporter/http_framing.h"
+
+#include <strings.h>
+
+namespace memcg::exporter {
+namespace {
+
+bool is_tchar(unsigned char c) noexcept {  // RFC 9110 5.6.2 token characters
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  for (char t : std::string_view("!#$%&'*+-.^_`|~"))
+    if (c == static_cast<unsigned char>(t)) return true;
+  return false;
+}
+
+bool iequals(std::string_view a, std::string_view b) noexcept {
+  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+std::string_view trim(std::string_view v) noexcept {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  return v;
+}
+
+}  // namespace
+
+std::optional<std::string> framing_error(std::span<const HeaderField> fields) {
+  int content_length = 0;
+  bool transfer_encoding = false;
+  for (const auto& [name, value] : fields) {
+    if (name.empty()) return "empty header field name";
+    for (char c : name)
+      if (!is_tchar(static_cast<unsigned char>(c))) return "malformed header field name (obs-fold or whitespace)";
+    // A bare CR or LF in a value (RFC 9110 5.5) is how a folded line shows
+    // when the parser keeps it.
+    if (value.find_first_of("\r\n") != std::string_view::npos) return "line break inside a header field value (obs-fold)";
+    if (iequals(name, "Transfer-Encoding")) transfer_encoding = true;
+    if (!iequals(name, "Content-Length")) continue;
+    if (++content_length > 1) return "Content-Length repeated";
+    const std::string_view v = trim(value);
+    if (v.empty() || v.size() > 18) return "malformed Content-Length";
+    for (char c : v)
+      if (c < '0' || c > '9') return "malformed Content-Length";
+  }
+  if (content_length && transfer_encoding) return "both Content-Length and Transfer-Encoding";
+  return std::nullopt;
+}
+
+}  // namespace memcg::exporter
