@@ -306,6 +306,15 @@ class FamilySink final : public SampleSink {
   const Labels* extra_ = nullptr;
 };
 
+// Bytes a label value cannot carry as they are: backslash, quote and the
+// controls (newline included), and every byte of a multi-byte sequence,
+// which is checked for UTF-8.
+constexpr std::array<bool, 256> kNeedsCare = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) t[static_cast<size_t>(c)] = c >= 0x80 || is_control(static_cast<unsigned char>(c)) || c == '\\' || c == '"';
+  return t;
+}();
+
 // The text sink: writes samples as they come. The family header is written
 // before its first sample, so families without samples vanish as above.
 class TextSink final : public SampleSink {
@@ -363,6 +372,7 @@ class TextSink final : public SampleSink {
     size_t run = 0;
     for (size_t i = 0; i < v.size(); ++i) {
       const char c = v[i];
+      if (!kNeedsCare[static_cast<unsigned char>(c)]) continue;  // one load per byte on the common path
       if (static_cast<unsigned char>(c) >= 0x80) {
         const size_t len = utf8_sequence_length(v, i);
         if (len > 0) {
@@ -376,7 +386,6 @@ class TextSink final : public SampleSink {
       if (c != '\\' && c != '"' && c != '\n') {
         // Other controls (ESC, CR, BEL) are valid in the format but rewrite
         // the terminal of whoever curls /metrics: U+FFFD, as for non-UTF-8.
-        if (!is_control(static_cast<unsigned char>(c))) continue;
         out_.append(v.substr(run, i - run)).append(kReplacementCharacter);
         run = i + 1;
         continue;
@@ -389,7 +398,10 @@ class TextSink final : public SampleSink {
   }
   void labels_open(std::span<const Label> labels, std::string_view le_key, double le) {
     bool first = true;
-    if (!cgroup_id_.empty()) label("cgroup_id", cgroup_id_, first);
+    if (!cgroup_id_.empty()) {  // digits only: nothing to escape
+      out_.append("{cgroup_id=\"").append(cgroup_id_).push_back('"');
+      first = false;
+    }
     if (extra_)
       for (const auto& [k, v] : *extra_) label(k, v, first);
     for (const auto& [k, v] : labels) label(k, v, first);
