@@ -5,14 +5,26 @@
 #include <openssl/evp.h>
 
 #include <cstring>
+#include <map>
 #include <memory>
 
 namespace memcg::exporter {
 namespace {
 
-// Compared against for unknown users, so the response time does not tell
-// which user names exist. Cost 10, like the hashes htpasswd -B makes.
-constexpr const char* kDummyHash = "$2b$10$CwTycUXWue0Thq9StjUM0uJ8.zJ.Pk.sDmnT6ru0wa1rcOWqGd1aa";
+// The cost field of a bcrypt hash ("$2b$10$..."), or -1.
+int bcrypt_cost(const std::string& h) {
+  if (h.size() < 7 || h[0] != '$' || h[3] != '$' || h[6] != '$' || h[4] < '0' || h[4] > '9' || h[5] < '0' || h[5] > '9') return -1;
+  return (h[4] - '0') * 10 + (h[5] - '0');
+}
+
+// A hash of a random password at `cost`, compared against for unknown users.
+std::string make_dummy_hash(int cost) {
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  if (!crypt_gensalt_rn("$2b$", static_cast<unsigned long>(cost), nullptr, 0, salt, sizeof salt)) return {};
+  auto data = std::make_unique<crypt_data>();
+  const char* out = crypt_rn("memcg-exporter: no such user", salt, data.get(), sizeof *data);
+  return out && out[0] == '$' ? std::string(out) : std::string();
+}
 
 bool bcrypt_matches(const std::string& password, const std::string& hash) {
   auto data = std::make_unique<crypt_data>();  // ~32 KiB: not on a worker's stack
@@ -55,34 +67,52 @@ bool base64_decode(std::string_view in, std::string& out) {
   return true;
 }
 
-BasicAuth::BasicAuth(std::map<std::string, std::string> users) : users_(std::move(users)) {}
+BasicAuth::BasicAuth(std::map<std::string, std::string> users) : users_(std::move(users)) {
+  std::map<int, int> costs;  // cost -> how many users have it
+  for (const auto& [user, hash] : users_)
+    if (const int c = bcrypt_cost(hash); c >= 4 && c <= 31) ++costs[c];
+  int most = 0;
+  for (const auto& [cost, n] : costs)
+    if (n > most) most = n, dummy_cost_ = cost;
+  if (!users_.empty()) dummy_hash_ = make_dummy_hash(dummy_cost_);
+}
 
-bool BasicAuth::check(std::string_view authorization) {
-  if (users_.empty()) return true;
+BasicAuth::Result BasicAuth::check(std::string_view authorization) {
+  if (users_.empty()) return Result::ok;
+  const Result denied = Result::denied;
   constexpr std::string_view kScheme = "Basic ";
-  if (authorization.size() <= kScheme.size() || authorization.size() > 1024) return false;
+  if (authorization.size() <= kScheme.size() || authorization.size() > 1024) return denied;
   for (size_t i = 0; i < kScheme.size(); ++i)  // the scheme is case-insensitive (RFC 9110)
-    if ((authorization[i] | 0x20) != (kScheme[i] | 0x20)) return false;
+    if ((authorization[i] | 0x20) != (kScheme[i] | 0x20)) return denied;
   std::string decoded;
-  if (!base64_decode(authorization.substr(kScheme.size()), decoded)) return false;
+  if (!base64_decode(authorization.substr(kScheme.size()), decoded)) return denied;
   const size_t colon = decoded.find(':');
-  if (colon == std::string::npos) return false;
+  if (colon == std::string::npos) return denied;
   const std::string user = decoded.substr(0, colon), password = decoded.substr(colon + 1);
   const auto it = users_.find(user);
-  const std::string& hash = it == users_.end() ? std::string(kDummyHash) : it->second;
+  const std::string& hash = it == users_.end() ? dummy_hash_ : it->second;
 
   Digest d{};
   const std::string key = user + '\0' + password + '\0' + hash;
   unsigned int len = 0;
-  if (EVP_Digest(key.data(), key.size(), d.data(), &len, EVP_sha256(), nullptr) != 1 || len != d.size()) return false;
-  std::lock_guard lock(mu_);
-  if (it != users_.end() && verified_.count(d)) return true;
-  const bool ok = bcrypt_matches(password, hash) && it != users_.end();
-  if (ok) {
-    if (verified_.size() >= kMaxVerified) verified_.clear();
-    verified_.insert(d);
+  if (EVP_Digest(key.data(), key.size(), d.data(), &len, EVP_sha256(), nullptr) != 1 || len != d.size()) return denied;
+  if (it != users_.end()) {
+    std::lock_guard lock(cache_mu_);
+    if (verified_.count(d)) return Result::ok;
   }
-  return ok;
+  // A bcrypt slot, or "busy" at once: a flood cannot queue up CPU work or
+  // hold workers waiting for it.
+  int in_progress = verifying_.load();
+  do {
+    if (in_progress >= kMaxVerifying) return Result::busy;
+  } while (!verifying_.compare_exchange_weak(in_progress, in_progress + 1));
+  const bool ok = bcrypt_matches(password, hash) && it != users_.end();
+  verifying_.fetch_sub(1);
+  if (!ok) return denied;
+  std::lock_guard lock(cache_mu_);
+  if (verified_.size() >= kMaxVerified) verified_.clear();
+  verified_.insert(d);
+  return Result::ok;
 }
 
 }  // namespace memcg::exporter

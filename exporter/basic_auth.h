@@ -1,11 +1,15 @@
 // HTTP basic auth against bcrypt hashes (the web config's basic_auth_users).
 // bcrypt costs tens of milliseconds by design, which at every scrape, or under
 // a flood of wrong passwords, would be a CPU problem of its own: verified
-// credentials are remembered by their SHA-256 (never in clear), and at most
-// one bcrypt runs at a time, so a flood costs one core at most.
+// credentials are remembered by their SHA-256 (never in clear) and checked
+// without waiting for any bcrypt, and at most kMaxVerifying bcrypt runs go
+// on at once; beyond that a check answers `busy` at once (HTTP 429) instead
+// of queueing, so a flood costs that many cores at most and never delays a
+// client whose credentials were verified before.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <set>
@@ -18,15 +22,29 @@ class BasicAuth {
  public:
   explicit BasicAuth(std::map<std::string, std::string> users);  // user -> bcrypt hash
 
+  enum class Result { ok, denied, busy };
+
   bool enabled() const noexcept { return !users_.empty(); }
   // `authorization`: the request's Authorization header value (may be empty).
-  bool check(std::string_view authorization);
+  Result check(std::string_view authorization);
+
+  // bcrypt runs in progress (tests).
+  int verifying() const noexcept { return verifying_.load(); }
+  // The cost of the hash unknown users are checked against: that of the
+  // configured hashes (the most common one), so that timing does not tell
+  // which user names exist.
+  int dummy_cost() const noexcept { return dummy_cost_; }
+
+  static constexpr int kMaxVerifying = 2;
 
  private:
   using Digest = std::array<unsigned char, 32>;
   std::map<std::string, std::string> users_;
-  std::mutex mu_;            // serializes bcrypt and guards verified_
+  std::string dummy_hash_;
+  int dummy_cost_ = 10;
+  std::mutex cache_mu_;        // guards verified_ only: never held across bcrypt
   std::set<Digest> verified_;  // SHA-256(user, password, hash) of good credentials
+  std::atomic<int> verifying_{0};
   static constexpr size_t kMaxVerified = 256;
 };
 

@@ -32,8 +32,16 @@ class AuthHandler final : public CivetAuthHandler {
   explicit AuthHandler(std::map<std::string, std::string> users) : auth_(std::move(users)) {}
   bool authorize(CivetServer*, mg_connection* c) override {
     const char* h = mg_get_header(c, "Authorization");
-    if (auth_.check(h ? h : "")) return true;
-    respond(c, 401, "text/plain; charset=utf-8", "401 unauthorized\n", {}, "WWW-Authenticate",
+    switch (auth_.check(h ? h : "")) {
+      case BasicAuth::Result::ok: return true;
+      case BasicAuth::Result::busy:
+        // Every bcrypt slot is taken (a flood of unknown credentials): answer
+        // at once rather than queue; clients verified before never get here.
+        respond(c, 429, kPlainText, "429 too many authentication attempts at once, retry\n", {}, "Retry-After", "1");
+        return false;
+      case BasicAuth::Result::denied: break;
+    }
+    respond(c, 401, kPlainText, "401 unauthorized\n", {}, "WWW-Authenticate",
             "Basic realm=\"memcg-exporter\", charset=\"UTF-8\"");
     return false;
   }

@@ -1,6 +1,9 @@
 // The web config file's parser and HTTP basic auth against bcrypt hashes.
 #include <gtest/gtest.h>
 
+#include <thread>
+#include <vector>
+
 #include <crypt.h>
 
 #include <chrono>
@@ -49,23 +52,59 @@ TEST(Base64, DecodesAndRejects) {
 
 TEST(BasicAuth, AcceptsOnlyTheRightPassword) {
   BasicAuth auth({{"prom", bcrypt_hash("s3cret")}, {"alice", bcrypt_hash("pa:ss word")}});
-  EXPECT_TRUE(auth.check(basic("prom:s3cret")));
-  EXPECT_TRUE(auth.check(basic("prom:s3cret")));  // the second time from the cache
-  EXPECT_TRUE(auth.check("basic " + basic("prom:s3cret").substr(6)));  // the scheme is case-insensitive
-  EXPECT_TRUE(auth.check(basic("alice:pa:ss word")));  // the first ':' splits
-  EXPECT_FALSE(auth.check(basic("prom:s3cret2")));
-  EXPECT_FALSE(auth.check(basic("prom:")));
-  EXPECT_FALSE(auth.check(basic("nobody:s3cret")));
-  EXPECT_FALSE(auth.check(basic("alice:s3cret")));  // another user's password
-  EXPECT_FALSE(auth.check(basic("prom")));
-  EXPECT_FALSE(auth.check(""));
-  EXPECT_FALSE(auth.check("Bearer abc"));
-  EXPECT_FALSE(auth.check("Basic"));
-  EXPECT_FALSE(auth.check("Basic !!!!"));
-  EXPECT_FALSE(auth.check("Basic " + std::string(4000, 'A')));
+  EXPECT_EQ(auth.check(basic("prom:s3cret")), BasicAuth::Result::ok);
+  EXPECT_EQ(auth.check(basic("prom:s3cret")), BasicAuth::Result::ok);  // the second time from the cache
+  EXPECT_EQ(auth.check("basic " + basic("prom:s3cret").substr(6)), BasicAuth::Result::ok);  // the scheme is case-insensitive
+  EXPECT_EQ(auth.check(basic("alice:pa:ss word")), BasicAuth::Result::ok);  // the first ':' splits
+  EXPECT_EQ(auth.check(basic("prom:s3cret2")), BasicAuth::Result::denied);
+  EXPECT_EQ(auth.check(basic("prom:")), BasicAuth::Result::denied);
+  EXPECT_EQ(auth.check(basic("nobody:s3cret")), BasicAuth::Result::denied);
+  EXPECT_EQ(auth.check(basic("alice:s3cret")), BasicAuth::Result::denied);  // another user's password
+  EXPECT_EQ(auth.check(basic("prom")), BasicAuth::Result::denied);
+  EXPECT_EQ(auth.check(""), BasicAuth::Result::denied);
+  EXPECT_EQ(auth.check("Bearer abc"), BasicAuth::Result::denied);
+  EXPECT_EQ(auth.check("Basic"), BasicAuth::Result::denied);
+  EXPECT_EQ(auth.check("Basic !!!!"), BasicAuth::Result::denied);
+  EXPECT_EQ(auth.check("Basic " + std::string(4000, 'A')), BasicAuth::Result::denied);
   BasicAuth none({});
   EXPECT_FALSE(none.enabled());
-  EXPECT_TRUE(none.check(""));
+  EXPECT_EQ(none.check(""), BasicAuth::Result::ok);
+}
+
+// A flood of unknown credentials takes the bcrypt slots; a client verified
+// before is answered from the cache without waiting, and a further unknown
+// one gets "busy" at once instead of queueing.
+TEST(BasicAuth, AFloodCannotStarveVerifiedClientsAndNeverQueues) {
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  ASSERT_NE(crypt_gensalt_rn("$2b$", 13, nullptr, 0, salt, sizeof salt), nullptr);  // ~0.5-1 s per check
+  crypt_data data{};
+  const std::string slow = crypt_rn("slow", salt, &data, sizeof data);
+  BasicAuth auth({{"prom", bcrypt_hash("s3cret")}, {"slow", slow}});
+  ASSERT_EQ(auth.check(basic("prom:s3cret")), BasicAuth::Result::ok);  // verified once: cached
+  std::vector<std::thread> flood;
+  for (int i = 0; i < BasicAuth::kMaxVerifying; ++i)
+    flood.emplace_back([&] { (void)auth.check(basic("slow:wrong")); });
+  while (auth.verifying() < BasicAuth::kMaxVerifying) std::this_thread::yield();
+  // Both slots are busy with cost-13 hashes now.
+  EXPECT_EQ(auth.check(basic("prom:s3cret")), BasicAuth::Result::ok);
+  EXPECT_EQ(auth.verifying(), BasicAuth::kMaxVerifying) << "answered while the flood was still hashing";
+  EXPECT_EQ(auth.check(basic("prom:other")), BasicAuth::Result::busy);
+  EXPECT_EQ(auth.check(basic("nobody:x")), BasicAuth::Result::busy);
+  for (auto& t : flood) t.join();
+  EXPECT_EQ(auth.verifying(), 0);
+  EXPECT_EQ(auth.check(basic("prom:other")), BasicAuth::Result::denied);
+}
+
+// Unknown users are checked against a hash of the configured cost, so the
+// time a wrong answer takes does not tell whether the user exists.
+TEST(BasicAuth, TheDummyHashHasTheCostOfTheConfiguredHashes) {
+  EXPECT_EQ(BasicAuth({{"a", bcrypt_hash("x")}, {"b", bcrypt_hash("y")}}).dummy_cost(), 4);
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  ASSERT_NE(crypt_gensalt_rn("$2b$", 5, nullptr, 0, salt, sizeof salt), nullptr);
+  crypt_data data{};
+  const std::string five = crypt_rn("z", salt, &data, sizeof data);
+  EXPECT_EQ(BasicAuth({{"a", five}}).dummy_cost(), 5);
+  EXPECT_EQ(BasicAuth({{"a", five}, {"b", bcrypt_hash("x")}, {"c", bcrypt_hash("y")}}).dummy_cost(), 4) << "the most common";
 }
 
 TEST(WebConfig, ParsesTheFormat) {
