@@ -49,7 +49,7 @@ class Backend final : public WebBackend {
     const auto limit = 2 * config()->collector.probe_interval + std::chrono::seconds(10);
     return clock_.now() - last < limit;
   }
-  void request_refresh(config::Glob glob) override { collector_.request_refresh(std::move(glob)); }
+  bool request_refresh(config::Glob glob) override { return collector_.request_refresh(std::move(glob)); }
 
   void progress() { last_progress_.store(clock_.now().time_since_epoch().count()); }
   void set_config(config::Config cfg) {

@@ -1,6 +1,8 @@
 #include "exporter/http_routes.h"
 
 #include <chrono>
+#include <map>
+#include <mutex>
 
 #include "exporter/http_response.h"
 #include "exporter/landing_page.h"
@@ -102,6 +104,7 @@ class CgroupsEndpoint final : public Route {
 };
 
 // POST /api/v1/refresh?cgroup=GLOB: re-read the matching cgroups next pass.
+constexpr size_t kMaxGlobBytes = 128;
 class RefreshEndpoint final : public Route {
  public:
   explicit RefreshEndpoint(WebBackend& b) : Route("/api/v1/refresh", false, true), b_(b) {}
@@ -111,16 +114,20 @@ class RefreshEndpoint final : public Route {
     std::string glob;
     if (!ri->query_string || !CivetServer::getParam(ri->query_string, "cgroup", glob))
       return error(c, 400, "missing ?cgroup=GLOB");
+    // Matching costs pattern length x path length per cgroup: a glob from the
+    // network is short (configuration globs, trusted, are not bounded).
+    if (glob.size() > kMaxGlobBytes) return error(c, 400, "glob too long (at most 128 bytes)");
     std::string err;
     auto g = config::Glob::compile(glob, &err);
     if (!g) return error(c, 400, "invalid glob: " + err);
-    uint64_t matching = 0;
+    // Refused before any matching work: the pending requests are at their cap.
+    if (!b_.request_refresh(*g))
+      return respond(c, 429, kPlainText, "429 too many refresh requests waiting for the next pass\n", {}, "Retry-After", "1");
     // Held in a local: in `for (v : snapshot()->cgroups)` the shared_ptr
     // temporary dies before the loop runs, and a pass publishing meanwhile
     // frees the snapshot under it (found by the TSan concurrency test).
     const auto snap = b_.snapshot();
-    for (const auto& v : snap->cgroups) matching += g->matches(v.id->path) ? 1u : 0u;
-    b_.request_refresh(*g);
+    const uint64_t matching = count_matching(*snap, *g);
     std::string body = "{\"status\":\"accepted\",\"cgroup\":";
     append_json_escaped(body, glob);
     body += ",\"matching\":" + std::to_string(matching) + "}\n";
@@ -128,7 +135,29 @@ class RefreshEndpoint final : public Route {
   }
 
  private:
+  // Cgroups of `snap` matching `g`, counted once per glob and snapshot: the
+  // same request repeated costs a map lookup, not a walk over every cgroup
+  // (at most Collector::kMaxPendingRefresh distinct globs get this far).
+  uint64_t count_matching(const Snapshot& snap, const config::Glob& g) {
+    {
+      std::lock_guard lock(mu_);
+      if (counted_pass_ != snap.pass) {
+        counted_.clear();
+        counted_pass_ = snap.pass;
+      }
+      if (auto it = counted_.find(g.pattern()); it != counted_.end()) return it->second;
+    }
+    uint64_t n = 0;
+    for (const auto& v : snap.cgroups) n += g.matches(v.id->path) ? 1u : 0u;
+    std::lock_guard lock(mu_);
+    if (counted_pass_ == snap.pass) counted_.emplace(g.pattern(), n);
+    return n;
+  }
+
   WebBackend& b_;
+  std::mutex mu_;
+  uint64_t counted_pass_ = 0;
+  std::map<std::string, uint64_t> counted_;  // guarded by mu_
 };
 
 // GET /: the status page.

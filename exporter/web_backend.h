@@ -20,7 +20,8 @@ class WebBackend {
   virtual TimePoint now() const = 0;
   virtual bool healthy() const = 0;  // the collector loop is making progress
   virtual bool ready() const = 0;    // the first full pass is done
-  virtual void request_refresh(config::Glob glob) = 0;
+  // False when too many refreshes already wait for the next pass.
+  virtual bool request_refresh(config::Glob glob) = 0;
 };
 
 }  // namespace memcg::exporter

@@ -38,9 +38,13 @@ void Collector::refresh_records(bool rescanned, TimePoint now, PassReport& repor
   records_->expire(live, now, std::max<Duration>(2 * config_.collector.rescan_interval, std::chrono::seconds(30)));
 }
 
-void Collector::request_refresh(config::Glob glob) {
+bool Collector::request_refresh(config::Glob glob) {
   std::lock_guard lock(refresh_mu_);
+  for (const auto& g : refresh_)
+    if (g.pattern() == glob.pattern()) return true;
+  if (refresh_.size() >= kMaxPendingRefresh) return false;
   refresh_.push_back(std::move(glob));
+  return true;
 }
 
 void Collector::read_stat(CgroupEntry& e, cache::ReadReason reason, PassReport& report) {

@@ -50,8 +50,12 @@ class Collector {
   const std::string& root() const noexcept { return root_; }
 
   // Any thread: the next pass re-reads memory.stat of every cgroup whose path
-  // matches `glob` (reason "forced" unless another reason applies).
-  void request_refresh(config::Glob glob);
+  // matches `glob` (reason "forced" unless another reason applies). False when
+  // kMaxPendingRefresh different globs already wait for the next pass (the
+  // same glob again is accepted and merged): a flood cannot grow memory or
+  // the next pass's matching work.
+  bool request_refresh(config::Glob glob);
+  static constexpr size_t kMaxPendingRefresh = 32;
 
  private:
   void read_stat(CgroupEntry& e, cache::ReadReason reason, PassReport& report);

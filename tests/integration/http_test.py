@@ -122,6 +122,21 @@ def test_refresh_api_forces_reads():
         s, _, body = ex.get("/api/v1/refresh?cgroup=a/%5Bb", method="POST")
         assert s == 400 and b"unterminated" in body, body
 
+def test_refresh_api_is_bounded():
+    # One pass every 30 s: requests pile up. At most 32 distinct globs wait
+    # (repeats merge), then 429 before any matching work; long globs are 400.
+    tree = Tree(args.fixture)
+    with Exporter(args.exporter, tree.root, write_config('[collector]\nprobe_interval = "30s"\n[web]\nrefresh_api = true\n')) as ex:
+        codes = [ex.get(f"/api/v1/refresh?cgroup=system.slice/x{i}*", method="POST")[0] for i in range(40)]
+        assert codes[:32] == [202] * 32 and set(codes[32:]) == {429}, codes
+        s, h, _ = ex.get("/api/v1/refresh?cgroup=system.slice/x3*", method="POST")
+        assert s == 202, "a pending glob again is merged, not refused"
+        s, h, _ = ex.get("/api/v1/refresh?cgroup=system.slice/x40*", method="POST")
+        assert s == 429 and h.get("Retry-After") == "1", (s, h)
+        s, _, body = ex.get("/api/v1/refresh?cgroup=" + "a" * 129, method="POST")
+        assert s == 400 and b"too long" in body, (s, body)
+        assert ex.get("/-/healthy")[0] == 200
+
 def test_reload_valid_and_invalid():
     tree = Tree(args.fixture)
     cfg = write_config(FAST + '[defaults]\nthreshold = "1MiB"\n')

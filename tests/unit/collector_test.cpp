@@ -287,6 +287,17 @@ TEST_F(CollectorTest, PressureIsReadWhenTheCgroupMovesOrWithMemoryStat) {
   EXPECT_EQ(psi(), 9000u) << "refreshed with the memory.stat read, so never older than max_age";
 }
 
+TEST_F(CollectorTest, PendingRefreshRequestsAreCappedUntilThePassServesThem) {
+  auto c = make();
+  pass(*c);
+  for (size_t i = 0; i < Collector::kMaxPendingRefresh; ++i)
+    EXPECT_TRUE(c->request_refresh(*config::Glob::compile("x" + std::to_string(i), nullptr))) << i;
+  EXPECT_FALSE(c->request_refresh(*config::Glob::compile("one-too-many", nullptr)));
+  EXPECT_TRUE(c->request_refresh(*config::Glob::compile("x3", nullptr))) << "the same glob again is merged";
+  pass(*c);
+  EXPECT_TRUE(c->request_refresh(*config::Glob::compile("one-too-many", nullptr))) << "the pass took them";
+}
+
 TEST_F(CollectorTest, ForcedRefreshReadsOnlyMatchingCgroupsOnce) {
   auto c = make();
   pass(*c);
