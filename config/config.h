@@ -70,6 +70,10 @@ struct WebConfig {
   // Longest a client may take to send its request line and headers (total,
   // not per byte: a slowloris trickle is cut off) and to read the response.
   Duration request_timeout = std::chrono::seconds(10);
+  // How long a kept-alive connection may sit idle between requests. CivetWeb
+  // holds a worker per connection, so an idle one blocks a worker this long:
+  // short, since Prometheus (every 15 s or so) reconnects at no real cost.
+  Duration idle_timeout = std::chrono::seconds(2);
 };
 
 struct ContainersConfig {

@@ -235,7 +235,7 @@ class Loader {
   }
 
   void load_web(const toml::table& t, WebConfig& w) const {
-    check_keys(t, "web", {"listen", "refresh_api", "max_connections", "request_timeout"});
+    check_keys(t, "web", {"listen", "refresh_api", "max_connections", "request_timeout", "idle_timeout"});
     if (auto* n = t.get("listen")) {
       auto arr = n->as_array();
       if (!arr || arr->empty()) fail(*n, "web.listen", "must be a non-empty array of addresses such as \":9756\"");
@@ -256,6 +256,10 @@ class Loader {
     }
     if (auto* n = t.get("max_connections"))
       w.max_connections = static_cast<uint32_t>(integer(*n, "web.max_connections", 1, 1024));
+    if (auto* n = t.get("idle_timeout")) {
+      w.idle_timeout = duration(*n, "web.idle_timeout", true);
+      if (w.idle_timeout > std::chrono::minutes(5)) fail(*n, "web.idle_timeout", "must be at most 5m (0 closes after every response)");
+    }
     if (auto* n = t.get("request_timeout")) {
       w.request_timeout = duration(*n, "web.request_timeout");
       if (w.request_timeout < std::chrono::milliseconds(100) || w.request_timeout > std::chrono::minutes(5))
@@ -331,7 +335,8 @@ std::string describe(const Config& c) {
   o << "web: listen=";
   for (size_t i = 0; i < c.web.listen.size(); ++i) o << (i ? "," : "") << c.web.listen[i];
   o << " refresh_api=" << (c.web.refresh_api ? "on" : "off") << " max_connections=" << c.web.max_connections
-    << " request_timeout=" << format_duration(c.web.request_timeout) << "\n";
+    << " request_timeout=" << format_duration(c.web.request_timeout)
+    << " idle_timeout=" << format_duration(c.web.idle_timeout) << "\n";
   o << "containers: records_dir=" << (c.containers.records_dir.empty() ? "(off)" : c.containers.records_dir) << "\n";
   o << "metrics: profile=" << profile_name(c.metrics.profile) << " identity_labels=";
   for (size_t i = 0; i < c.metrics.identity_labels.size(); ++i) o << (i ? "," : "") << c.metrics.identity_labels[i];

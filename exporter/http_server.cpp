@@ -101,7 +101,6 @@ std::string civetweb_ports(const std::vector<std::string>& listen, bool ipv6_ava
 namespace {
 
 constexpr const char* kMaxRequestHead = "16384";  // request line + headers, bytes
-constexpr const char* kKeepAliveMs = "60000";     // Prometheus reuses its connection between scrapes
 
 bool host_has_ipv6() { return mg_check_feature(MG_FEATURES_IPV6) != 0 && ::access("/proc/net/if_inet6", F_OK) == 0; }
 
@@ -114,8 +113,10 @@ std::vector<std::string> server_options(const config::WebConfig& web, const std:
       // trickling bytes is cut off like a silent one.
       "request_timeout_ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(web.request_timeout).count()),
       "max_request_size", kMaxRequestHead,
-      "enable_keep_alive", "yes",
-      "keep_alive_timeout_ms", kKeepAliveMs,
+      // An idle kept-alive connection holds a worker (CivetWeb: a thread per
+      // connection) for this long: web.idle_timeout, short by default.
+      "enable_keep_alive", web.idle_timeout.count() > 0 ? "yes" : "no",
+      "keep_alive_timeout_ms", std::to_string(std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::milliseconds>(web.idle_timeout).count())),
       "enable_directory_listing", "no",
       // Paths are matched exactly as sent: decoded, "/metrics%00.txt" would
       // be cut at the NUL and served as /metrics. None of ours needs escapes.

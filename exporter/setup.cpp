@@ -30,6 +30,7 @@ Reload reload_config(const std::string& path, const std::vector<std::string>& li
   note(next.listen != now.listen, "web.listen");
   note(next.max_connections != now.max_connections, "web.max_connections");
   note(next.request_timeout != now.request_timeout, "web.request_timeout");
+  note(next.idle_timeout != now.idle_timeout, "web.idle_timeout");
   r.restart_needed = changed;
   return r;
 }

@@ -118,6 +118,23 @@ def test_cgroup_names_that_are_not_utf8():
         doc = json.loads(body.decode("utf-8"))
         assert any(c.get("path") == "system.slice/bad\ufffd\ufffd.service" for c in doc["cgroups"]), str(doc)[:300]
 
+def test_idle_keep_alive_clients_cannot_block_scrapes():
+    # As many clients as workers each send one request on a kept-alive
+    # connection and go quiet. With the default idle timeout (2 s) their
+    # workers are free again long before a scrape gives up (0.1 kept them 60 s).
+    tree = Tree(args.fixture)
+    with Exporter(args.exporter, tree.root, write_config(f'[web]\nmax_connections = {WORKERS}\n')) as ex:
+        idle = []
+        for _ in range(WORKERS):
+            s = socket.create_connection(("127.0.0.1", ex.port), timeout=5)
+            s.sendall(b"GET /-/healthy HTTP/1.1\r\nHost: a\r\n\r\n")
+            assert s.recv(4096).startswith(b"HTTP/1.1 200"), "served, then kept alive"
+            idle.append(s)
+        s, _, body = ex.get("/metrics")  # urllib's own timeout bounds the wait
+        assert s == 200 and b"memcg_exporter_passes_total" in body
+        for c in idle:
+            c.close()
+
 def test_ambiguous_framing_gets_400_and_a_closed_connection():
     # RFC 9112: Content-Length with Transfer-Encoding, Content-Length twice or
     # not one number, folded header lines. Each request carries no
