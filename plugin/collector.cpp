@@ -91,6 +91,7 @@ PassReport Collector::run_pass() {
     table_.rescan(root_, config_, report, counters_);
     need_rescan_ = false;
     last_rescan_ = now;
+    if (table_.root_ok()) last_good_rescan_wall_ = clock_.wall();
   }
   refresh_records(report.rescanned, now, report);
   const bool host_swap = io_.host_has_swap();
@@ -192,6 +193,9 @@ void Collector::publish(TimePoint started) {
   auto snap = std::make_shared<Snapshot>();
   snap->pass = ++passes_;
   snap->taken_at = started;
+  snap->taken_at_wall = clock_.wall();
+  snap->last_rescan_wall = last_good_rescan_wall_;
+  snap->root_ok = table_.root_ok();
   snap->root = root_;
   const auto& entries = table_.entries();
   snap->cgroups.reserve(entries.size());

@@ -76,6 +76,7 @@ class Collector {
   CgroupReader reader_;
   bool need_rescan_ = true;
   TimePoint last_rescan_{};
+  WallTime last_good_rescan_wall_{};  // the last rescan that could read the root
   uint64_t passes_ = 0;
 
   // Reused between passes so the steady state allocates nothing per cgroup.

@@ -85,6 +85,9 @@ struct Snapshot {
   Duration pass_duration{0};
   std::string root;
   std::vector<CgroupView> cgroups;  // pre-order by path
+  WallTime taken_at_wall{};         // the end of the pass, on the wall clock
+  WallTime last_rescan_wall{};      // the last rescan that could read the root
+  bool root_ok = true;              // the root could be opened at the last rescan
   uint64_t cgroups_limited = 0;     // left out by collector.max_cgroups
   uint64_t cgroups_no_memory = 0;   // directories without the memory controller
   uint64_t events_polled = 0;       // cgroups whose memory.events is read only when the kernel flags a change

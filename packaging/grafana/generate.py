@@ -92,6 +92,9 @@ panel("Costliest cgroups to read", [(f"topk(10, {J(f'rate(memcg_stat_read_cpu_se
 row("Exporter health")
 panel("Pass duration p99", [(f"histogram_quantile(0.99, sum by (le, instance) (rate(memcg_exporter_pass_duration_seconds_bucket{{{I}}}[{RI}])))", "{{instance}}")], "s")
 panel("Scrape duration", [(f"memcg_exporter_scrape_duration_seconds{{{I}}}", "{{instance}}")], "s")
+panel("Since the last pass / rescan", [(f"time() - memcg_exporter_last_pass_timestamp_seconds{{{I}}}", "{{instance}} pass"),
+                                       (f"time() - memcg_exporter_last_rescan_timestamp_seconds{{{I}}}", "{{instance}} rescan")], "s",
+      description="A pass every probe_interval, a rescan every rescan_interval; a rescan that grows old with passes going on means the cgroup root is unreadable (memcg_exporter_root_readable).")
 panel("Read and parse errors", [(f"sum by (instance, file) (increase(memcg_exporter_read_errors_total{{{I}}}[{RI}]))", "read {{file}}"),
                                 (f"sum by (instance, file) (increase(memcg_exporter_parse_errors_total{{{I}}}[{RI}]))", "parse {{file}}")], "short")
 panel("Cgroups collected / left out", [(f"memcg_exporter_cgroups{{{I}}}", "{{instance}} collected"), (f"memcg_exporter_cgroups_limited{{{I}}}", "{{instance}} left out")], "short")

@@ -27,6 +27,11 @@ def test_root_vanishes_and_comes_back():
         m = ex.metrics()
         assert series(m, "memcg_memory_current_bytes", cgroup=CG) == 50331648, "the last data is still served"
         assert ex.get("/-/healthy")[0] == 200
+        # What an alert sees: the root unreadable, passes still completing,
+        # the last good rescan falling behind.
+        assert m[("memcg_exporter_root_readable", ())] == 0
+        assert time.time() - m[("memcg_exporter_last_pass_timestamp_seconds", ())] < 5
+        stale_rescan = m[("memcg_exporter_last_rescan_timestamp_seconds", ())]
         # Kept-open files still read: a change under the moved tree shows.
         with open(os.path.join(moved, CG, "memory.current"), "r+") as f:
             f.truncate(0)
@@ -34,6 +39,8 @@ def test_root_vanishes_and_comes_back():
         ex.wait_for(lambda: series(ex.metrics(), "memcg_memory_current_bytes", cgroup=CG) == 60000000, "kept fds read")
         os.rename(moved, tree.root)
         ex.wait_for(lambda: "the cgroup root is readable again" in ex.logs(), "recovery")
+        ex.wait_for(lambda: ex.metrics()[("memcg_exporter_root_readable", ())] == 1, "root readable again")
+        assert ex.metrics()[("memcg_exporter_last_rescan_timestamp_seconds", ())] > stale_rescan
         assert ex.proc.poll() is None
 
 def as_nobody(argv):
