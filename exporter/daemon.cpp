@@ -147,10 +147,14 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
     notifier.watchdog();
     schedule.pass_done(clock.now());
     log_report(report, last_limited, root_ok);
+    // Not a warning: a loaded host or a huge tree makes it happen, and it
+    // only means values are probed less often than configured. Said once
+    // (then every 100th time) and counted in memcg_exporter_pass_overruns_total.
     if (schedule.fell_behind() > last_behind && (last_behind == 0 || schedule.fell_behind() % 100 == 0))
-      log_warning("a pass took longer than collector.probe_interval (" + std::to_string(schedule.fell_behind()) +
-                  " times so far): passes run back to back at the pace the host allows");
+      log_notice("a pass took longer than collector.probe_interval (" + std::to_string(schedule.fell_behind()) +
+                 " times so far): the next one starts at once rather than catching up");
     last_behind = schedule.fell_behind();
+    backend.status().pass_overruns.store(last_behind);
     const auto snap = collector.latest();
     const std::string status = status_line(report, *snap, collector.config().collector.probe_interval);
     log_debug("pass " + std::to_string(snap->pass) + ": " + status);

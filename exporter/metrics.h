@@ -26,6 +26,7 @@ struct DaemonStatus {
   std::atomic<bool> reload_ok{true};
   std::atomic<double> reload_success_unix{0};  // last successful (re)load, Unix seconds
   std::atomic<double> last_scrape_seconds{0};  // duration of the previous /metrics request
+  std::atomic<uint64_t> pass_overruns{0};      // passes that took longer than probe_interval
 };
 
 // Everything a metric getter may look at.
