@@ -150,8 +150,13 @@ std::string render_landing_page(const Snapshot& snap, const config::Config& cfg,
   // Top cgroups by memory.current (the root, without one, last).
   std::vector<const CgroupView*> rows;
   for (const auto& c : snap.cgroups) rows.push_back(&c);
-  std::stable_sort(rows.begin(), rows.end(), [](const CgroupView* a, const CgroupView* b) {
-    return a->probe.current.value_or(0) > b->probe.current.value_or(0);
+  // std::sort with the snapshot's order as the tie-break (the rows point into
+  // one vector): stable without std::stable_sort, whose temporary buffer
+  // libstdc++ 12 allocates with new(nothrow) and returns with free (an
+  // alloc-dealloc mismatch AddressSanitizer reports).
+  std::sort(rows.begin(), rows.end(), [](const CgroupView* a, const CgroupView* b) {
+    const uint64_t ca = a->probe.current.value_or(0), cb = b->probe.current.value_or(0);
+    return ca != cb ? ca > cb : a < b;
   });
   if (rows.size() > kMaxRows) rows.resize(kMaxRows);
   h += "<h2>Top cgroups by memory</h2>\n<input id=\"filter\" placeholder=\"filter by cgroup, container, pod…\">\n";
