@@ -7,12 +7,17 @@
 #include <memory>
 
 namespace memcg::exporter {
+namespace {
+
+// One compressor per call, at level 1: libdeflate's are not thread-safe, and
+// a call compresses a whole scrape, so the allocation is noise.
+using Compressor = std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)>;
+Compressor compressor() { return {libdeflate_alloc_compressor(1), &libdeflate_free_compressor}; }
+
+}  // namespace
 
 bool gzip_compress(std::string_view in, std::string& out) {
-  // One compressor per call: libdeflate's are not thread-safe, and a call
-  // compresses a whole scrape, so the allocation is noise.
-  std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)> c(
-      libdeflate_alloc_compressor(1), &libdeflate_free_compressor);
+  const Compressor c = compressor();
   if (!c) return false;
   const size_t start = out.size();
   out.resize(start + libdeflate_gzip_compress_bound(c.get(), in.size()));
@@ -44,8 +49,7 @@ bool deflate_head(std::string_view in, DeflatedHead& out) {
 }
 
 bool gzip_join(const DeflatedHead& head, std::string_view tail, std::string& out) {
-  std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)> c(
-      libdeflate_alloc_compressor(1), &libdeflate_free_compressor);
+  const Compressor c = compressor();
   if (!c) return false;
   static constexpr unsigned char kHeader[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};  // deflate, no name, Unix
   const size_t start = out.size();

@@ -50,13 +50,16 @@ class MetricsEndpoint final : public Route {
     const auto snap = b_.snapshot();
     const auto cfg = b_.config();
     const char* ae = mg_get_header(c, "Accept-Encoding");
-    const ProcessStats proc = read_process_stats();
-    const ScrapeContext ctx{*snap, b_.now(), b_.status(), proc, MEMCG_VERSION, MEMCG_REVISION,
-                            cfg->metrics.identity_labels, cfg->metrics.profile,
-                            cfg->collector.max_stat_reads_per_second > 0};
+    // Only a render reads /proc/self (the process series are among the
+    // values); a scrape served from the cache touches nothing.
+    const auto context = [&](const ProcessStats& proc) {
+      return ScrapeContext{*snap, b_.now(), b_.status(), proc, MEMCG_VERSION, MEMCG_REVISION,
+                           cfg->metrics.identity_labels, cfg->metrics.profile,
+                           cfg->collector.max_stat_reads_per_second > 0};
+    };
     const auto body = cache_.get(*snap, {snap->pass, cfg.get()}, ae && accepts_gzip(ae),
-                                 {[&](std::string& out) { render_identity(ctx, out); },
-                                  [&](std::string& out) { render_values(ctx, out); }});
+                                 {[&](std::string& out) { render_identity(context(ProcessStats{}), out); },
+                                  [&](std::string& out) { render_values(context(read_process_stats()), out); }});
     respond(c, 200, kTextFormat, *body.bytes, body.gzip ? "gzip" : "");
     cache_.drop_before(b_.snapshot()->pass);  // superseded while we sent it: free it now
     release_freed_memory();
