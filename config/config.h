@@ -66,7 +66,11 @@ struct CollectorConfig {
 struct WebConfig {
   std::vector<std::string> listen{":9756"};  // ":PORT" = every address, "HOST:PORT", "[V6]:PORT"
   bool refresh_api = false;                  // POST /api/v1/refresh (forces memory.stat reads)
-  uint32_t max_connections = 8;              // concurrent requests served; more wait in the queue
+  uint32_t max_connections = 8;              // concurrent requests served (workers); more wait in the gate
+  // Connections open at once, idle and slow ones included (each costs one
+  // descriptor, no worker), and per client (an IPv4 address, an IPv6 /64).
+  uint32_t max_open_connections = 1024;
+  uint32_t max_connections_per_client = 64;
   // Longest a client may take to send its request line and headers (total,
   // not per byte: a slowloris trickle is cut off) and to read the response.
   Duration request_timeout = std::chrono::seconds(10);

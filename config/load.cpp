@@ -235,7 +235,8 @@ class Loader {
   }
 
   void load_web(const toml::table& t, WebConfig& w) const {
-    check_keys(t, "web", {"listen", "refresh_api", "max_connections", "request_timeout", "idle_timeout"});
+    check_keys(t, "web", {"listen", "refresh_api", "max_connections", "max_open_connections", "max_connections_per_client",
+                           "request_timeout", "idle_timeout"});
     if (auto* n = t.get("listen")) {
       auto arr = n->as_array();
       if (!arr || arr->empty()) fail(*n, "web.listen", "must be a non-empty array of addresses such as \":9756\"");
@@ -256,6 +257,10 @@ class Loader {
     }
     if (auto* n = t.get("max_connections"))
       w.max_connections = static_cast<uint32_t>(integer(*n, "web.max_connections", 1, 1024));
+    if (auto* n = t.get("max_open_connections"))
+      w.max_open_connections = static_cast<uint32_t>(integer(*n, "web.max_open_connections", 16, 65536));
+    if (auto* n = t.get("max_connections_per_client"))
+      w.max_connections_per_client = static_cast<uint32_t>(integer(*n, "web.max_connections_per_client", 1, 65536));
     if (auto* n = t.get("idle_timeout")) {
       w.idle_timeout = duration(*n, "web.idle_timeout", true);
       if (w.idle_timeout > std::chrono::minutes(5)) fail(*n, "web.idle_timeout", "must be at most 5m (0 closes after every response)");
@@ -335,6 +340,7 @@ std::string describe(const Config& c) {
   o << "web: listen=";
   for (size_t i = 0; i < c.web.listen.size(); ++i) o << (i ? "," : "") << c.web.listen[i];
   o << " refresh_api=" << (c.web.refresh_api ? "on" : "off") << " max_connections=" << c.web.max_connections
+    << " max_open_connections=" << c.web.max_open_connections << " max_connections_per_client=" << c.web.max_connections_per_client
     << " request_timeout=" << format_duration(c.web.request_timeout)
     << " idle_timeout=" << format_duration(c.web.idle_timeout) << "\n";
   o << "containers: records_dir=" << (c.containers.records_dir.empty() ? "(off)" : c.containers.records_dir) << "\n";

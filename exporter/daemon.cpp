@@ -80,19 +80,46 @@ std::string status_line(const PassReport& r, const Snapshot& s, Duration interva
   return buf;
 }
 
-void log_report(const PassReport& r, uint64_t& last_limited, bool& root_was_ok) {
-  for (const auto& e : r.errors) log_warning(e.message());
-  if (r.limited != last_limited) {
-    if (r.limited > 0)
-      log_warning(std::to_string(r.limited) + " cgroups are not collected: collector.max_cgroups reached");
-    last_limited = r.limited;
+// What a pass reports that the operator must hear about, said when it
+// changes rather than with every pass: a cgroup set at the edge of a limit
+// must not turn the log into a stream.
+class ReportLog {
+ public:
+  explicit ReportLog(uint64_t fd_limit) : fd_limit_(fd_limit) {}
+
+  void operator()(const PassReport& r, const Snapshot& s) {
+    for (const auto& e : r.errors) log_warning(e.message());
+    if (r.limited != limited_) {
+      if (r.limited > 0)
+        log_warning(std::to_string(r.limited) + " cgroups are not collected: collector.max_cgroups reached");
+      limited_ = r.limited;
+    }
+    // Once when cgroups start being left out for want of descriptors, once
+    // when they all fit again; memcg_exporter_cgroups_left_out has the count.
+    if (r.left_out.fd_budget > 0 && left_out_.fd_budget == 0)
+      log_warning(std::to_string(r.left_out.fd_budget) + " cgroups are not collected: their descriptors (" +
+                  std::to_string(kMaxFdsPerCgroup) + " each) do not fit in the fd budget (" +
+                  std::to_string(s.cgroup_fd_budget) + " of RLIMIT_NOFILE " + std::to_string(fd_limit_) +
+                  "); the collected ones stay, the rest are added as room frees up. Raise LimitNOFILE= (README: Sizing)");
+    if (r.left_out.fds_exhausted > 0 && left_out_.fds_exhausted == 0)
+      log_warning(std::to_string(r.left_out.fds_exhausted) +
+                  " cgroups are not collected now: the kernel refused descriptors (EMFILE, ENFILE or ENOMEM); "
+                  "the collected ones stay, the rest are tried at every rescan");
+    if (r.left_out.total() == 0 && left_out_.total() > 0) log_notice("every cgroup found is collected again");
+    left_out_ = r.left_out;
+    if (r.root_ok != root_ok_) {
+      if (!r.root_ok) log_error("the cgroup root cannot be read; serving the last data collected");
+      else log_notice("the cgroup root is readable again");
+      root_ok_ = r.root_ok;
+    }
   }
-  if (r.root_ok != root_was_ok) {
-    if (!r.root_ok) log_error("the cgroup root cannot be read; serving the last data collected");
-    else log_notice("the cgroup root is readable again");
-    root_was_ok = r.root_ok;
-  }
-}
+
+ private:
+  uint64_t fd_limit_;
+  uint64_t limited_ = 0;
+  LeftOut left_out_;
+  bool root_ok_ = true;
+};
 
 std::string describe_ports(const HttpServer& http) {
   std::string out;
@@ -120,12 +147,23 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
            " fd_limit=" + std::to_string(fds.soft));
 
   Notifier notifier;
+  // The web server as it runs: the configuration's, with no more client
+  // connections than the fd limit can spare (the configured value is kept for
+  // reloads to compare against).
+  config::WebConfig web = cfg.web;
+  web.max_open_connections = max_open_within(fds.soft, cfg.web.max_open_connections);
+  if (web.max_open_connections < cfg.web.max_open_connections)
+    log_notice("web.max_open_connections lowered from " + std::to_string(cfg.web.max_open_connections) + " to " +
+               std::to_string(web.max_open_connections) + " to fit RLIMIT_NOFILE " + std::to_string(fds.soft));
   Collector collector(root, cfg, clock);
+  // The cgroups get what the rest of the daemon cannot need; the web server's
+  // share follows its configuration, which a reload does not change.
+  collector.set_fd_budget(cgroupfs::cgroup_fd_budget(fds.soft, cgroupfs::kBaseFdReserve + web_fd_reserve(web)));
   Backend backend(collector, cfg, clock);
   backend.status().reload_success_unix.store(unix_now());
   std::unique_ptr<HttpServer> http;
   try {
-    http = std::make_unique<HttpServer>(cfg.web, backend, web_file);
+    http = std::make_unique<HttpServer>(web, backend, web_file);
   } catch (const std::exception& e) {
     log_error(e.what());
     return 1;
@@ -135,8 +173,8 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
                            (web_file->basic_auth_users.empty() ? "" : ", basic auth") + " (" + web_file->path + ")"
                      : ""));
 
-  uint64_t last_limited = 0, last_behind = 0;
-  bool root_ok = true;
+  uint64_t last_behind = 0;
+  ReportLog report_log(fds.soft);
   bool announced = false;
   const auto watchdog = notifier.watchdog_interval();
   PassSchedule schedule(collector.config().collector.probe_interval,
@@ -146,7 +184,7 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
     backend.progress();
     notifier.watchdog();
     schedule.pass_done(clock.now());
-    log_report(report, last_limited, root_ok);
+    report_log(report, *collector.latest());
     // Not a warning: a loaded host or a huge tree makes it happen, and it
     // only means values are probed less often than configured. Said once
     // (then every 100th time) and counted in memcg_exporter_pass_overruns_total.

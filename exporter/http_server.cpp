@@ -19,6 +19,7 @@
 #include "exporter/http_framing.h"
 #include "exporter/http_response.h"
 #include "exporter/http_routes.h"
+#include "plugin/cgroupfs/rlimit.h"
 #include "plugin/sys/read_file.h"
 #include "plugin/sys/unique_fd.h"
 
@@ -84,31 +85,18 @@ struct HttpServer::Handlers {
   std::unique_ptr<AuthHandler> auth;
 };
 
-std::string civetweb_ports(const std::vector<std::string>& listen, bool ipv6_available, bool tls) {
-  std::string out;
-  for (const auto& a : listen) {
-    if (!out.empty()) out += ",";
-    // ":PORT" means every address: "+PORT" binds [::] accepting IPv4 too.
-    if (a.starts_with(':'))
-      out += (ipv6_available ? "+" : "") + a.substr(1);
-    else
-      out += a;
-    if (tls) out += "s";  // CivetWeb: this port speaks TLS only
-  }
-  return out;
-}
-
 namespace {
 
 constexpr const char* kMaxRequestHead = "16384";  // request line + headers, bytes
+constexpr uint64_t kConnectionQueue = 20;         // accepted connections waiting for a worker
 
-bool host_has_ipv6() { return mg_check_feature(MG_FEATURES_IPV6) != 0 && ::access("/proc/net/if_inet6", F_OK) == 0; }
-
-// CivetWeb's options for the listener and its workers.
-std::vector<std::string> server_options(const config::WebConfig& web, const std::string& ports) {
+// CivetWeb's options for the listener and its workers. It listens on an
+// ephemeral loopback port: clients reach it through the connection gate.
+std::vector<std::string> server_options(const config::WebConfig& web, bool tls) {
   return {
-      "listening_ports", ports,
+      "listening_ports", tls ? "127.0.0.1:0s" : "127.0.0.1:0",
       "num_threads", std::to_string(web.max_connections),
+      "connection_queue", std::to_string(kConnectionQueue),
       // CivetWeb applies this to the whole request head, not per read: a client
       // trickling bytes is cut off like a silent one.
       "request_timeout_ms", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(web.request_timeout).count()),
@@ -123,6 +111,31 @@ std::vector<std::string> server_options(const config::WebConfig& web, const std:
       "decode_url", "no",
   };
 }
+
+}  // namespace
+
+GateOptions gate_options(const config::WebConfig& web, bool tls) {
+  GateOptions o;
+  o.listen = web.listen;
+  o.head_timeout = web.request_timeout;
+  o.idle_timeout = web.idle_timeout;
+  o.max_open = web.max_open_connections;
+  o.max_per_client = web.max_connections_per_client;
+  o.workers = web.max_connections;
+  o.tls = tls;
+  return o;
+}
+
+uint32_t max_open_within(uint64_t fd_limit, uint32_t configured) noexcept {
+  const uint64_t quarter = fd_limit > cgroupfs::kBaseFdReserve ? (fd_limit - cgroupfs::kBaseFdReserve) / 4 : 0;
+  return static_cast<uint32_t>(std::min<uint64_t>(configured, std::max<uint64_t>(16, quarter)));
+}
+
+uint64_t web_fd_reserve(const config::WebConfig& web) noexcept {
+  return ConnectionGate::fd_reserve(gate_options(web, false)) + kConnectionQueue + 1;
+}
+
+namespace {
 
 // CivetWeb's ssl_protocol_version for the lowest TLS version accepted:
 // 2 = TLS 1.0 and newer, 3 = 1.1, 4 = 1.2, 5 = TLS 1.3 only.
@@ -159,8 +172,9 @@ int reject_ambiguous_framing(mg_connection* conn) {
 HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend, const WebConfigFile* web_file)
     : handlers_(std::make_unique<Handlers>()) {
   const bool tls = web_file && web_file->tls;
-  const std::string ports = civetweb_ports(web.listen, host_has_ipv6(), tls);
-  std::vector<std::string> options = server_options(web, ports);
+  // The public addresses first: a port in use is the error to report.
+  gate_ = std::make_unique<ConnectionGate>(gate_options(web, tls), backend.status().http);
+  std::vector<std::string> options = server_options(web, tls);
   std::unique_ptr<JoinedPem> pem;  // read by CivetWeb while the server starts, then closed
   if (tls) {
     pem = std::make_unique<JoinedPem>(web_file->tls_server.key_file, web_file->tls_server.cert_file);
@@ -172,70 +186,56 @@ HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend, const 
     handlers_->callbacks.begin_request = reject_ambiguous_framing;
     server_ = std::make_unique<CivetServer>(options, &handlers_->callbacks, &handlers_->context);
   } catch (const CivetException& e) {
-    throw std::runtime_error(std::string("cannot listen on ") + ports + (tls ? " with TLS" : "") + ": " + e.what());
+    throw std::runtime_error(std::string("cannot start the web server") + (tls ? " with TLS" : "") + ": " + e.what());
   }
-  if (!server_->getContext()) throw std::runtime_error("cannot listen on " + ports + (tls ? " with TLS" : ""));
+  if (!server_->getContext()) throw std::runtime_error(std::string("cannot start the web server") + (tls ? " with TLS" : ""));
   if (web_file && !web_file->basic_auth_users.empty()) {
     handlers_->auth = std::make_unique<AuthHandler>(web_file->basic_auth_users);
     server_->addAuthHandler("/", handlers_->auth.get());  // a prefix: every path
   }
   // "/" is registered last so the specific routes take their paths.
   for (auto& route : handlers_->routes) server_->addHandler(route->path(), route.get());
+  const auto internal = server_->getListeningPortsFull();
+  if (internal.empty()) throw std::runtime_error("the web server has no loopback port");
+  upstream_port_ = internal.front().port;
+  gate_->start(upstream_port_);
 }
 
 namespace {
 
-// Opens and drops a TCP connection to a local port, to wake CivetWeb's master
-// thread out of poll().
-void poke(int port, bool ipv6) {
-  const int fd = ::socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+// Opens and drops a TCP connection to CivetWeb's loopback port, to wake its
+// master thread out of poll().
+void poke(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return;
-  if (ipv6) {
-    sockaddr_in6 a{};
-    a.sin6_family = AF_INET6;
-    a.sin6_port = htons(static_cast<uint16_t>(port));
-    a.sin6_addr = in6addr_loopback;
-    (void)::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  } else {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    (void)::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  }
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  (void)::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
   ::close(fd);
 }
 
 }  // namespace
 
 HttpServer::~HttpServer() {
+  gate_.reset();  // no new requests; open client connections are closed
   if (!server_) return;
   // mg_stop() waits for CivetWeb's master thread, which polls its listening
-  // sockets in 2 s quanta (SOCKET_TIMEOUT_QUANTUM in civetweb.c), so a plain
-  // stop takes up to 2 s. Connecting to our own ports wakes the poll at once.
-  // (Addresses not reachable over loopback still stop, just within 2 s.)
-  const auto ports = this->ports();
+  // socket in 2 s quanta (SOCKET_TIMEOUT_QUANTUM in civetweb.c), so a plain
+  // stop takes up to 2 s. Connecting to its port wakes the poll at once.
   std::atomic<bool> done{false};
   std::thread stopper([&] {
     server_->close();
     done = true;
   });
   for (int i = 0; i < 40 && !done; ++i) {
-    for (const auto& p : ports) {
-      poke(p.port, false);
-      if (p.ipv6) poke(p.port, true);
-    }
+    if (upstream_port_) poke(upstream_port_);
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   stopper.join();
 }
 
-std::vector<ListenPort> HttpServer::ports() const {
-  std::vector<ListenPort> out;
-  // mg_server_port::protocol: 1 = IPv4, 2 = IPv6, 3 = both (a "+PORT" listener).
-  constexpr int kBothFamilies = 3;
-  for (const auto& p : server_->getListeningPortsFull()) out.push_back({p.port, p.protocol == kBothFamilies});
-  return out;
-}
+std::vector<ListenPort> HttpServer::ports() const { return gate_->ports(); }
 
 }  // namespace memcg::exporter

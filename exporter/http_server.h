@@ -8,17 +8,13 @@
 #include <vector>
 
 #include "config/config.h"
+#include "exporter/connection_gate.h"
 #include "exporter/web_backend.h"
 #include "exporter/web_config.h"
 
 class CivetServer;
 
 namespace memcg::exporter {
-
-struct ListenPort {
-  int port = 0;
-  bool ipv6 = false;
-};
 
 class HttpServer {
  public:
@@ -35,11 +31,20 @@ class HttpServer {
  private:
   struct Handlers;
   std::unique_ptr<Handlers> handlers_;
-  std::unique_ptr<CivetServer> server_;
+  std::unique_ptr<ConnectionGate> gate_;  // the public sockets, in front of server_
+  std::unique_ptr<CivetServer> server_;   // on an ephemeral loopback port
+  int upstream_port_ = 0;
 };
 
-// CivetWeb's listening_ports value for our listen addresses (":9756" = every
-// address, IPv6 too when the host has it).
-std::string civetweb_ports(const std::vector<std::string>& listen, bool ipv6_available, bool tls = false);
+// Descriptors the web server holds at most, for the fd budget: the gate's
+// (ConnectionGate::fd_reserve: every open client connection, two per relayed
+// one), CivetWeb's queue and the TLS key file.
+uint64_t web_fd_reserve(const config::WebConfig& web) noexcept;
+
+// web.max_open_connections as the fd limit allows: at most a quarter of the
+// descriptors go to client connections (at least 16), the cgroups being the
+// point. With the unit's LimitNOFILE=131072 the configured value stands.
+uint32_t max_open_within(uint64_t fd_limit, uint32_t configured) noexcept;
+
 
 }  // namespace memcg::exporter

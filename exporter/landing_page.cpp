@@ -133,6 +133,7 @@ std::string render_landing_page(const Snapshot& snap, const config::Config& cfg,
   h += "<tr><td>cgroup2 root</td><td>" + html_escape(snap.root) + "</td></tr>\n";
   h += "<tr><td>cgroups collected</td><td id=\"cgroup-count\">" + std::to_string(snap.cgroups.size()) +
        (snap.cgroups_limited ? " <span class=\"warn\">(" + std::to_string(snap.cgroups_limited) + " left out by max_cgroups)</span>" : "") +
+       (snap.left_out.total() ? " <span class=\"warn\">(" + std::to_string(snap.left_out.total()) + " left out for want of file descriptors: raise LimitNOFILE=)</span>" : "") +
        "</td></tr>\n";
   h += "<tr><td>collection passes</td><td>" + std::to_string(snap.pass) + ", last " + last + ", took " +
        fmt("%.1f ms", to_seconds(snap.pass_duration) * 1e3) + "</td></tr>\n";

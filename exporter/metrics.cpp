@@ -218,6 +218,18 @@ const MetricDef kTable[] = {
   {"memcg_exporter_cgroups_limited", Profile::lean, MetricType::Gauge, "",
    "Cgroups left out because collector.max_cgroups was reached.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.snap.cgroups_limited)); }},
+  {"memcg_exporter_cgroups_left_out", Profile::lean, MetricType::Gauge, "reason",
+   "Cgroups found at the last rescan but not collected for want of descriptors: reason fd_budget (no room left under RLIMIT_NOFILE; raise LimitNOFILE=) or fds_exhausted (the kernel refused: EMFILE, ENFILE, ENOMEM). Collected cgroups are never dropped for this; these are added as room frees up.", nullptr,
+   [](const Ctx& x, Sink& s) {
+     s.add(d(x.snap.left_out.fd_budget), {{"reason", "fd_budget"}});
+     s.add(d(x.snap.left_out.fds_exhausted), {{"reason", "fds_exhausted"}});
+   }},
+  {"memcg_exporter_cgroup_open_fds", Profile::lean, MetricType::Gauge, "",
+   "Descriptors the collected cgroups hold open (their directories and kept files).", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(d(x.snap.cgroup_fds)); }},
+  {"memcg_exporter_cgroup_max_fds", Profile::lean, MetricType::Gauge, "",
+   "Descriptors the collected cgroups may hold: RLIMIT_NOFILE minus what the web server and the rest of the daemon may need. Absent when no budget is set.", nullptr,
+   [](const Ctx& x, Sink& s) { if (x.snap.cgroup_fd_budget != UINT64_MAX) s.add(d(x.snap.cgroup_fd_budget)); }},
   {"memcg_exporter_cgroups_without_memory", Profile::lean, MetricType::Gauge, "",
    "Cgroup directories skipped because the memory controller is not enabled there.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.snap.cgroups_no_memory)); }},
@@ -253,6 +265,24 @@ const MetricDef kTable[] = {
   {"memcg_exporter_scrape_duration_seconds", Profile::lean, MetricType::Gauge, "",
    "Time taken by the previous /metrics request to build, serialize and compress the response.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(x.status.last_scrape_seconds.load()); }},
+  {"memcg_exporter_http_connections", Profile::lean, MetricType::Gauge, "state",
+   "Client connections open: state=waiting (request head not complete yet, or waiting for a worker; costs a descriptor, no worker) or relayed (served by a worker).", nullptr,
+   [](const Ctx& x, Sink& s) {
+     s.add(d(x.status.http.waiting.load()), {{"state", "waiting"}});
+     s.add(d(x.status.http.relayed.load()), {{"state", "relayed"}});
+   }},
+  {"memcg_exporter_http_connections_accepted_total", Profile::lean, MetricType::Counter, "",
+   "Client connections accepted.", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(d(x.status.http.accepted.load())); }},
+  {"memcg_exporter_http_connections_refused_total", Profile::lean, MetricType::Counter, "reason",
+   "Client connections closed at once: reason=per_client (the client already had web.max_connections_per_client open) or max_open (web.max_open_connections reached).", nullptr,
+   [](const Ctx& x, Sink& s) {
+     s.add(d(x.status.http.refused_per_client.load()), {{"reason", "per_client"}});
+     s.add(d(x.status.http.refused_total.load()), {{"reason", "max_open"}});
+   }},
+  {"memcg_exporter_http_request_head_timeouts_total", Profile::lean, MetricType::Counter, "",
+   "Client connections closed because their request head was not complete within web.request_timeout (idle or trickling clients).", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(d(x.status.http.head_timeouts.load())); }},
   {"memcg_exporter_config_last_reload_successful", Profile::lean, MetricType::Gauge, "",
    "1 if the last configuration (re)load succeeded, 0 if it failed and the previous configuration is in force.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(x.status.reload_ok.load() ? 1 : 0); }},

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "exporter/gate_stats.h"
 #include "exporter/process_stats.h"
 #include "plugin/clock.h"
 #include "plugin/snapshot.h"
@@ -27,6 +28,7 @@ struct DaemonStatus {
   std::atomic<double> reload_success_unix{0};  // last successful (re)load, Unix seconds
   std::atomic<double> last_scrape_seconds{0};  // duration of the previous /metrics request
   std::atomic<uint64_t> pass_overruns{0};      // passes that took longer than probe_interval
+  GateStats http;                              // the web server's connections
 };
 
 // Everything a metric getter may look at.

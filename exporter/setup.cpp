@@ -29,6 +29,8 @@ Reload reload_config(const std::string& path, const std::vector<std::string>& li
   };
   note(next.listen != now.listen, "web.listen");
   note(next.max_connections != now.max_connections, "web.max_connections");
+  note(next.max_open_connections != now.max_open_connections, "web.max_open_connections");
+  note(next.max_connections_per_client != now.max_connections_per_client, "web.max_connections_per_client");
   note(next.request_timeout != now.request_timeout, "web.request_timeout");
   note(next.idle_timeout != now.idle_timeout, "web.idle_timeout");
   r.restart_needed = changed;

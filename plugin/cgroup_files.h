@@ -40,6 +40,15 @@ inline constexpr std::array<CgroupFile, kFileKindCount> kCgroupFiles = {{
     {FileKind::swap_max, "memory.swap.max", FileAccess::with_stat},
 }};
 
+// Descriptors a collected cgroup holds at most: its directory (the with_stat
+// files are opened relative to it) and every kept file. The fd budget plans
+// with this; a cgroup without some file (no swap accounting) holds fewer.
+constexpr size_t kMaxFdsPerCgroup = [] {
+  size_t n = 1;
+  for (const auto& f : kCgroupFiles) n += f.access == FileAccess::kept ? 1 : 0;
+  return n;
+}();
+
 constexpr const CgroupFile& cgroup_file(FileKind k) noexcept { return kCgroupFiles[static_cast<size_t>(k)]; }
 constexpr std::string_view file_name(FileKind k) noexcept { return cgroup_file(k).name; }
 

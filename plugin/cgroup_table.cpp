@@ -1,5 +1,8 @@
 #include "plugin/cgroup_table.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <string_view>
 #include <unordered_map>
@@ -9,22 +12,60 @@
 #include "plugin/runtime/identity.h"
 
 namespace memcg {
+
+std::string cgroup_dir(const std::string& root, const std::string& path) { return path == "/" ? root : root + "/" + path; }
+
 namespace {
 
-bool is_ancestor(std::string_view anc, std::string_view path) noexcept {
-  if (anc == "/") return path != "/";
-  return path.size() > anc.size() && path.starts_with(anc) && path[anc.size()] == '/';
+uint64_t fds_of(const CgroupEntry& e) noexcept {
+  uint64_t n = e.dir.valid() ? 1 : 0;
+  for (const auto& f : e.files) n += f.valid() ? 1u : 0u;
+  return n;
 }
 
 }  // namespace
-
-std::string cgroup_dir(const std::string& root, const std::string& path) { return path == "/" ? root : root + "/" + path; }
 
 CgroupTable::CgroupTable() : epoll_(::epoll_create1(EPOLL_CLOEXEC)) {}
 
 CgroupTable::~CgroupTable() {
   entries_.clear();  // their fds leave the epoll set as they close, before epoll_ itself
 }
+
+int CgroupTable::open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, PassReport& report,
+                            Counters& counters) {
+  const std::string dir = cgroup_dir(root, f.path);
+  auto d = cgroupfs::open_at(AT_FDCWD, dir.c_str());
+  if (!d.ok()) {
+    if (!is_gone(d.err()) && !is_exhaustion(d.err())) report.add_error({"open", dir, d.err()});
+    return d.err();
+  }
+  // The inode of the directory held, not the walk's: the cgroup may have been
+  // removed and recreated in between, and the held one is the one read.
+  struct stat st{};
+  if (::fstat(d.value().get(), &st) != 0) return errno;
+  auto identity = runtime::identify(f.path);
+  e.id = std::make_shared<const CgroupId>(CgroupId{std::move(f.path), static_cast<uint64_t>(st.st_ino), f.depth, std::move(identity)});
+  e.dir = std::move(d).value();
+  // ENOENT: the file does not exist here (no swap accounting, the root's
+  // memory.current) or the cgroup went away since the walk. Exhaustion is
+  // the caller's to count; anything else is an error the operator must hear
+  // about: the cgroup would otherwise be silently missing.
+  for (const CgroupFile& file : kCgroupFiles) {
+    if (file.access != FileAccess::kept) continue;
+    auto fd = cgroupfs::open_at(e.dir.get(), file.name.data());  // the table's names are literals: NUL-terminated
+    if (fd.ok()) {
+      e.files[static_cast<size_t>(file.kind)] = std::move(fd).value();
+    } else if (!is_gone(fd.err())) {
+      if (!is_exhaustion(fd.err())) {
+        ++counters.read_errors[static_cast<size_t>(file.kind)];
+        report.add_error({"open", dir + "/" + std::string(file.name), fd.err()});
+      }
+      return fd.err();
+    }
+  }
+  return e.file(FileKind::stat).valid() ? 0 : ENOENT;
+}
+
 
 void CgroupTable::rescan(const std::string& root, const config::Config& config, PassReport& report, Counters& counters) {
   cgroupfs::WalkResult found = cgroupfs::walk(root, config.collector);
@@ -45,37 +86,63 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
 
   std::vector<CgroupEntry> next;
   next.reserve(found.cgroups.size());
-  size_t kept = 0;
-  for (auto& f : found.cgroups) {
-    auto it = old_index.find(f.path);
+  std::vector<unsigned char> taken(entries_.size(), 0);
+  std::vector<size_t> fresh;  // indexes into found.cgroups of cgroups not collected yet
+  for (size_t i = 0; i < found.cgroups.size(); ++i) {
+    auto it = old_index.find(found.cgroups[i].path);
     // Same path and inode: the same cgroup, keep its state. A new inode at the
     // same path is a recreated cgroup: its state (and rates) start over.
-    if (it != old_index.end() && entries_[it->second].id->inode == f.inode) {
+    if (it != old_index.end() && entries_[it->second].id->inode == found.cgroups[i].inode) {
+      taken[it->second] = 1;
       next.push_back(std::move(entries_[it->second]));
-      ++kept;
+    } else {
+      fresh.push_back(i);
+    }
+  }
+  // Not found, but in a part of the tree the walk could not see (EMFILE
+  // while listing, EACCES, ...): unknown is not removed. Kept as they are;
+  // their own kept fds say when they are really gone.
+  size_t removed = 0;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (taken[i] || entries_[i].gone) {
+      removed += taken[i] ? 0u : 1u;
+      continue;
+    }
+    const auto& path = entries_[i].id->path;
+    const bool unseen = std::any_of(found.unknown.begin(), found.unknown.end(),
+                                    [&](const cgroupfs::Unknown& u) { return u.covers(path); });
+    if (unseen) next.push_back(std::move(entries_[i]));
+    else ++removed;
+  }
+  report.removed += removed;
+
+  // New cgroups, shallowest first (as max_cgroups picks them): when the
+  // budget runs out it is the deepest that wait, never a parent while its
+  // children are collected.
+  std::stable_sort(fresh.begin(), fresh.end(),
+                   [&](size_t a, size_t b) { return found.cgroups[a].depth < found.cgroups[b].depth; });
+  open_fds_ = 0;
+  for (const auto& e : next) open_fds_ += fds_of(e);
+  left_out_ = {};
+  bool exhausted = false;
+  for (size_t i : fresh) {
+    if (exhausted) {
+      ++left_out_.fds_exhausted;  // the next open would fail the same way: not tried until the next rescan
+      continue;
+    }
+    if (open_fds_ + kMaxFdsPerCgroup > fd_budget_) {
+      ++left_out_.fd_budget;
       continue;
     }
     CgroupEntry e;
-    auto identity = runtime::identify(f.path);
-    e.id = std::make_shared<const CgroupId>(CgroupId{std::move(f.path), f.inode, f.depth, std::move(identity)});
-    e.dir = std::move(f.dir);
-    // ENOENT: the file does not exist here (no swap accounting, the root's
-    // memory.current) or the cgroup went away since the walk. Anything else
-    // (EMFILE above all) is an error the operator must hear about: the
-    // cgroup would otherwise be silently missing.
-    bool failed = false;
-    for (const CgroupFile& file : kCgroupFiles) {
-      if (file.access != FileAccess::kept || failed) continue;
-      auto fd = cgroupfs::open_at(e.dir.get(), file.name.data());  // the table's names are literals: NUL-terminated
-      if (fd.ok()) {
-        e.files[static_cast<size_t>(file.kind)] = std::move(fd).value();
-      } else if (!is_gone(fd.err())) {
-        failed = true;
-        ++counters.read_errors[static_cast<size_t>(file.kind)];
-        report.add_error({"open", cgroup_dir(root, e.id->path) + "/" + std::string(file.name), fd.err()});
+    if (const int err = open_entry(root, found.cgroups[i], e, report, counters); err != 0) {
+      // Gone since the walk, or unreadable (reported): retried next rescan.
+      if (is_exhaustion(err)) {
+        exhausted = true;
+        ++left_out_.fds_exhausted;
       }
+      continue;
     }
-    if (!e.file(FileKind::stat).valid() || failed) continue;  // gone, or not collectable now: retried at the next rescan
     // The kernel notifies pollers of memory.events on every change
     // (memcg_memory_event -> cgroup_file_notify): with the fd in the epoll
     // set the file is read only when it changed. Regular files (fixture
@@ -86,10 +153,13 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
       ev.data.fd = events.get();
       e.events_polled = ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, events.get(), &ev) == 0;
     }
+    open_fds_ += fds_of(e);
     next.push_back(std::move(e));
     ++report.added;
   }
-  report.removed += entries_.size() - kept;
+  report.left_out = left_out_;
+  std::sort(next.begin(), next.end(),
+            [](const CgroupEntry& a, const CgroupEntry& b) { return cgroupfs::path_before(a.id->path, b.id->path); });
   entries_ = std::move(next);
   for (auto& e : entries_) e.settings = config.settings_for(e.id->path);
   link_parents();
@@ -99,7 +169,7 @@ void CgroupTable::link_parents() {
   parents_.assign(entries_.size(), -1);
   std::vector<size_t> stack;
   for (size_t i = 0; i < entries_.size(); ++i) {
-    while (!stack.empty() && !is_ancestor(entries_[stack.back()].id->path, entries_[i].id->path)) stack.pop_back();
+    while (!stack.empty() && !cgroupfs::path_under(entries_[stack.back()].id->path, entries_[i].id->path)) stack.pop_back();
     parents_[i] = stack.empty() ? -1 : static_cast<int>(stack.back());
     stack.push_back(i);
   }
@@ -131,6 +201,8 @@ void CgroupTable::erase_gone(PassReport& report) {
   const size_t before = entries_.size();
   std::erase_if(entries_, [](const CgroupEntry& e) { return e.gone; });
   if (entries_.size() == before) return;
+  open_fds_ = 0;
+  for (const auto& e : entries_) open_fds_ += fds_of(e);
   report.removed += before - entries_.size();
   link_parents();
 }

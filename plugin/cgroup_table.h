@@ -8,12 +8,14 @@
 #include <sys/epoll.h>
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "config/config.h"
 #include "plugin/cgroup_files.h"
+#include "plugin/cgroupfs/walk.h"
 #include "plugin/pass_report.h"
 #include "plugin/snapshot.h"
 #include "plugin/sys/unique_fd.h"
@@ -54,7 +56,17 @@ class CgroupTable {
   // one that cannot be opened now is left for the next rescan and its error
   // reported), vanished ones dropped, the rest keep their state; every cgroup
   // gets the settings of its rule. An unreadable root changes nothing.
+  //
+  // The collected set is stable under fd pressure: a cgroup is dropped only
+  // when it is gone (ENOENT/ENODEV), never because the walk or an open hit
+  // EMFILE, ENFILE or ENOMEM; what the walk could not see is kept as it was.
+  // New cgroups are added shallowest first while the fd budget has room for
+  // kMaxFdsPerCgroup more; the rest are left out (counted by reason) and
+  // tried again at every rescan, so they come in as room frees up.
   void rescan(const std::string& root, const config::Config& config, PassReport& report, Counters& counters);
+  // Descriptors the table may hold (directories and kept files); unlimited
+  // by default. The daemon derives it from RLIMIT_NOFILE (fd_budget.h).
+  void set_fd_budget(uint64_t max_fds) noexcept { fd_budget_ = max_fds; }
   // Which polled memory.events the kernel flagged since the last call.
   void poll_events();
   bool events_flagged(const CgroupEntry& e) const noexcept;
@@ -67,14 +79,22 @@ class CgroupTable {
   bool root_ok() const noexcept { return root_ok_; }
   uint64_t limited() const noexcept { return limited_; }
   uint64_t no_memory() const noexcept { return no_memory_; }
+  uint64_t open_fds() const noexcept { return open_fds_; }
+  uint64_t fd_budget() const noexcept { return fd_budget_; }
+  const LeftOut& left_out() const noexcept { return left_out_; }
 
  private:
   void link_parents();
+  // Opens a new cgroup's directory and kept files into `e`: 0, or the errno
+  // of the first open that failed for a reason other than a missing file.
+  int open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, PassReport& report, Counters& counters);
 
   std::vector<CgroupEntry> entries_;  // pre-order by path
   std::vector<int> parents_;
   bool root_ok_ = true;
   uint64_t limited_ = 0, no_memory_ = 0;
+  uint64_t fd_budget_ = UINT64_MAX, open_fds_ = 0;
+  LeftOut left_out_;
   sys::UniqueFd epoll_;               // memory.events fds that the kernel flags on change
   std::vector<unsigned char> ready_;  // by fd: flagged since the last pass
   std::vector<epoll_event> epoll_events_;

@@ -124,6 +124,7 @@ PassReport Collector::run_pass() {
   table_.erase_gone(report);
   report.root_ok = table_.root_ok();
   report.limited = table_.limited();
+  report.left_out = table_.left_out();
   publish(now);
   return report;
 }
@@ -205,6 +206,9 @@ void Collector::publish(TimePoint started) {
                                        e.read_wall, e.read_cpu, e.max_age_violations});
   snap->cgroups_limited = table_.limited();
   snap->cgroups_no_memory = table_.no_memory();
+  snap->left_out = table_.left_out();
+  snap->cgroup_fds = table_.open_fds();
+  snap->cgroup_fd_budget = table_.fd_budget();
   snap->read_errors = counters_.read_errors;
   snap->parse_errors = counters_.parse_errors;
   snap->reads = counters_.reads;

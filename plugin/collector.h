@@ -48,6 +48,9 @@ class Collector {
   void set_config(config::Config config);
   const config::Config& config() const noexcept { return config_; }
   const std::string& root() const noexcept { return root_; }
+  // Descriptors the collected cgroups may hold (CgroupTable::set_fd_budget);
+  // from the thread that runs passes, effective at the next rescan.
+  void set_fd_budget(uint64_t max_fds) noexcept { table_.set_fd_budget(max_fds); }
 
   // Any thread: the next pass re-reads memory.stat of every cgroup whose path
   // matches `glob` (reason "forced" unless another reason applies). False when

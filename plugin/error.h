@@ -2,6 +2,7 @@
 // the errno. Library code returns them; the daemon decides what to log.
 #pragma once
 
+#include <cerrno>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -20,5 +21,10 @@ struct IoError {
 // kernel's kernfs returns ENODEV for reads of a deactivated node, ENOENT for a
 // lookup under a removed directory. That is churn, not an error.
 inline bool is_gone(int err) noexcept { return err == ENOENT || err == ENODEV; }
+
+// The process or the system is out of descriptors or kernel memory: says
+// nothing about the cgroup, which must be neither dropped nor reported as
+// broken, only left for later.
+inline bool is_exhaustion(int err) noexcept { return err == EMFILE || err == ENFILE || err == ENOMEM; }
 
 }  // namespace memcg

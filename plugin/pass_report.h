@@ -16,12 +16,23 @@
 
 namespace memcg {
 
+// Cgroups the last rescan found but does not collect, by why: the fd budget
+// had no room for them, or the kernel refused the descriptors (EMFILE,
+// ENFILE, ENOMEM). collector.max_cgroups is counted apart (`limited`).
+struct LeftOut {
+  uint64_t fd_budget = 0;
+  uint64_t fds_exhausted = 0;
+  uint64_t total() const noexcept { return fd_budget + fds_exhausted; }
+  bool operator==(const LeftOut&) const = default;
+};
+
 struct PassReport {
   bool rescanned = false;
   bool root_ok = true;           // false: the root could not be opened at the last rescan
   size_t added = 0, removed = 0;  // cgroups that appeared / went away this pass
   uint64_t reads = 0, skips = 0;
   uint64_t limited = 0;          // cgroups over max_cgroups at the last rescan
+  LeftOut left_out;              // cgroups without room for their fds at the last rescan
   uint64_t max_age_violations = 0;  // reads the budget deferred past max_age this pass
   std::vector<IoError> errors;   // real I/O errors (not churn), at most kMaxErrors
   static constexpr size_t kMaxErrors = 16;

@@ -18,6 +18,7 @@
 #include "plugin/cache/flush_policy.h"
 #include "plugin/clock.h"
 #include "plugin/histogram.h"
+#include "plugin/pass_report.h"
 #include "plugin/parse/psi.h"
 #include "plugin/parse/single_value.h"
 #include "plugin/parse/stat_keys.h"
@@ -90,6 +91,9 @@ struct Snapshot {
   bool root_ok = true;              // the root could be opened at the last rescan
   uint64_t cgroups_limited = 0;     // left out by collector.max_cgroups
   uint64_t cgroups_no_memory = 0;   // directories without the memory controller
+  LeftOut left_out;                 // found but without room for their descriptors
+  uint64_t cgroup_fds = 0;          // descriptors the collected cgroups hold
+  uint64_t cgroup_fd_budget = UINT64_MAX;  // ... and may hold (UINT64_MAX: no budget set)
   uint64_t events_polled = 0;       // cgroups whose memory.events is read only when the kernel flags a change
   std::array<uint64_t, kFileKindCount> read_errors{};   // totals since start
   std::array<uint64_t, kFileKindCount> parse_errors{};  // malformed files or lines

@@ -97,7 +97,10 @@ panel("Since the last pass / rescan", [(f"time() - memcg_exporter_last_pass_time
       description="A pass every probe_interval, a rescan every rescan_interval; a rescan that grows old with passes going on means the cgroup root is unreadable (memcg_exporter_root_readable).")
 panel("Read and parse errors", [(f"sum by (instance, file) (increase(memcg_exporter_read_errors_total{{{I}}}[{RI}]))", "read {{file}}"),
                                 (f"sum by (instance, file) (increase(memcg_exporter_parse_errors_total{{{I}}}[{RI}]))", "parse {{file}}")], "short")
-panel("Cgroups collected / left out", [(f"memcg_exporter_cgroups{{{I}}}", "{{instance}} collected"), (f"memcg_exporter_cgroups_limited{{{I}}}", "{{instance}} left out")], "short")
+panel("Cgroups collected / left out", [(f"memcg_exporter_cgroups{{{I}}}", "{{instance}} collected"),
+                                      (f"memcg_exporter_cgroups_limited{{{I}}}", "{{instance}} left out: max_cgroups"),
+                                      (f"sum by (instance, reason) (memcg_exporter_cgroups_left_out{{{I}}})", "{{instance}} left out: {{reason}}")], "short",
+      description="Left out: over collector.max_cgroups, or without room for their file descriptors (raise LimitNOFILE=: 6 per cgroup + 1200).")
 panel("Exporter CPU", [(f"rate(process_cpu_seconds_total{{{I}}}[{RI}])", "{{instance}}")], "percentunit")
 panel("Exporter RSS", [(f"process_resident_memory_bytes{{{I}}}", "{{instance}}")], "bytes")
 

@@ -11,10 +11,24 @@ struct FdLimit {
   int err = 0;  // setrlimit's errno if raising failed (the limits are then unchanged)
 };
 
-// Raises the soft RLIMIT_NOFILE to the hard limit, and, where the process may
-// (CAP_SYS_RESOURCE), the hard limit first to `want_hard` (capped by
-// /proc/sys/fs/nr_open). Without the capability the hard limit stays as set
-// by the service manager (the unit's LimitNOFILE=).
-FdLimit raise_fd_limit(uint64_t want_hard = 262144) noexcept;
+// Raises the soft RLIMIT_NOFILE to the hard limit. The hard limit is the
+// operator's (the unit's LimitNOFILE=, a container runtime's default) and the
+// daemon plans within it (cgroup_fd_budget); only a tool that must go past it
+// passes `want_hard`, raised first where the process may (CAP_SYS_RESOURCE;
+// capped by /proc/sys/fs/nr_open).
+FdLimit raise_fd_limit(uint64_t want_hard = 0) noexcept;
+
+// Descriptors the daemon needs besides the collected cgroups' and that do not
+// grow with the tree: stdio, the journal and notify sockets, epoll, the walk
+// (three at most), a with_stat read, hook records, config and TLS files,
+// /proc reads of concurrent scrapes. Generous: running short of one of these
+// costs more than one cgroup fewer.
+inline constexpr uint64_t kBaseFdReserve = 64;
+
+// The descriptors the collected cgroups may hold under `soft_limit` when
+// `reserved` are set aside for the rest (0 when nothing is left).
+constexpr uint64_t cgroup_fd_budget(uint64_t soft_limit, uint64_t reserved) noexcept {
+  return soft_limit > reserved ? soft_limit - reserved : 0;
+}
 
 }  // namespace memcg::cgroupfs

@@ -15,7 +15,6 @@ namespace {
 struct Pending {
   std::string path;
   int depth;
-  UniqueFd dir;
 };
 
 std::string child_path(const std::string& parent, const char* name) {
@@ -73,6 +72,13 @@ bool path_before(std::string_view a, std::string_view b) noexcept {
   return a.size() < b.size();
 }
 
+bool path_under(std::string_view anc, std::string_view path) noexcept {
+  if (anc == "/") return path != "/";
+  return path.size() > anc.size() && path.starts_with(anc) && path[anc.size()] == '/';
+}
+
+bool Unknown::covers(std::string_view p) const noexcept { return (self && p == path) || path_under(path, p); }
+
 WalkResult walk(const std::string& root, const config::CollectorConfig& cfg) {
   WalkResult res;
   auto opened = open_at(AT_FDCWD, root.c_str());
@@ -81,38 +87,52 @@ WalkResult walk(const std::string& root, const config::CollectorConfig& cfg) {
     res.errors.push_back({"open", root, opened.err()});
     return res;
   }
-  UniqueFd rootfd = std::move(opened).value();
+  const UniqueFd rootfd = std::move(opened).value();
   std::deque<Pending> queue;
-  queue.push_back({"/", 0, std::move(rootfd)});
+  queue.push_back({"/", 0});
   std::vector<std::string> names;
   while (!queue.empty()) {
     Pending cur = std::move(queue.front());
     queue.pop_front();
+    // Opened by its path from the root when its turn comes, not when its
+    // parent was listed: a queue of open directories would grow with the
+    // tree's width (one descriptor each) and fail with EMFILE on big trees.
+    UniqueFd own;
+    int dirfd = rootfd.get();
+    if (cur.path != "/") {
+      int raw;
+      do raw = ::openat(rootfd.get(), cur.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      while (raw < 0 && errno == EINTR);
+      if (raw < 0) {
+        const int err = errno;  // before anything that may allocate
+        if (!is_gone(err)) {
+          res.errors.push_back({"open", full_path(root, cur.path), err});
+          res.unknown.push_back({std::move(cur.path), true});
+        }
+        continue;
+      }
+      own = UniqueFd(raw);
+      dirfd = raw;
+    }
     // No memory.stat: the memory controller is not enabled here, and so cannot
     // be below either (a controller is only available to children of a cgroup
     // that enables it in cgroup.subtree_control). The root is always descended:
     // kernels before 5.x have no memory.stat in the root.
-    const bool has_memory = ::faccessat(cur.dir.get(), "memory.stat", F_OK, 0) == 0;
+    const bool has_memory = ::faccessat(dirfd, "memory.stat", F_OK, 0) == 0;
     if (!has_memory) {
-      if (const int err = errno; !is_gone(err))
+      if (const int err = errno; !is_gone(err)) {
         res.errors.push_back({"access", full_path(root, cur.path) + "/memory.stat", err});
+        res.unknown.push_back({cur.path, true});
+      }
       ++res.no_memory;
       if (cur.depth > 0) continue;
     }
     if (cur.depth < cfg.max_depth) {
-      if (const int err = list_subdirs(cur.dir.get(), names); err != 0 && !is_gone(err))
+      if (const int err = list_subdirs(dirfd, names); err != 0 && !is_gone(err)) {
         res.errors.push_back({"list", full_path(root, cur.path), err});
-      for (const auto& name : names) {
-        int raw;
-        do raw = ::openat(cur.dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        while (raw < 0 && errno == EINTR);
-        if (raw < 0) {
-          const int err = errno;  // before anything that may allocate
-          if (!is_gone(err)) res.errors.push_back({"open", full_path(root, child_path(cur.path, name.c_str())), err});
-          continue;
-        }
-        queue.push_back({child_path(cur.path, name.c_str()), cur.depth + 1, UniqueFd(raw)});
+        res.unknown.push_back({cur.path, false});
       }
+      for (const auto& name : names) queue.push_back({child_path(cur.path, name.c_str()), cur.depth + 1});
     }
     if (!has_memory || !cfg.includes(cur.path)) continue;
     if (res.cgroups.size() >= cfg.max_cgroups) {
@@ -120,11 +140,12 @@ WalkResult walk(const std::string& root, const config::CollectorConfig& cfg) {
       continue;
     }
     struct stat st{};
-    if (::fstat(cur.dir.get(), &st) != 0) {
+    if (::fstat(dirfd, &st) != 0) {
       res.errors.push_back({"stat", full_path(root, cur.path), errno});
+      res.unknown.push_back({std::move(cur.path), true});
       continue;
     }
-    res.cgroups.push_back({std::move(cur.path), cur.depth, static_cast<uint64_t>(st.st_ino), std::move(cur.dir)});
+    res.cgroups.push_back({std::move(cur.path), cur.depth, static_cast<uint64_t>(st.st_ino)});
   }
   std::sort(res.cgroups.begin(), res.cgroups.end(),
             [](const Found& a, const Found& b) { return path_before(a.path, b.path); });

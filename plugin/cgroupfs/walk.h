@@ -2,10 +2,19 @@
 // max_depth, keeping the cgroups that have the memory controller and pass the
 // include/exclude globs, up to max_cgroups (breadth-first, so a cap drops the
 // deepest cgroups first and never a parent while keeping its children).
+//
+// The walk holds at most three descriptors at any time (the root, the
+// directory being listed and its listing stream), whatever the tree's size:
+// it runs when the process may be at its fd limit, and a walk that needed one
+// fd per queued directory would fail exactly then. What it could not see (a
+// directory it could not open or list for any reason but removal) is reported
+// as unknown, so that the caller keeps what it had there instead of taking
+// the cgroups for removed.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.h"
@@ -18,7 +27,14 @@ struct Found {
   std::string path;  // relative to the root; "/" is the root itself
   int depth = 0;
   uint64_t inode = 0;
-  UniqueFd dir;      // open directory, handed to the table for new cgroups
+};
+
+// A part of the tree the walk could not see: `path`'s descendants, and with
+// `self` the directory itself too (it could not be opened).
+struct Unknown {
+  std::string path;
+  bool self = false;
+  bool covers(std::string_view p) const noexcept;
 };
 
 struct WalkResult {
@@ -26,6 +42,7 @@ struct WalkResult {
   uint64_t limited = 0;          // matched, but over max_cgroups
   uint64_t no_memory = 0;        // directories without memory.stat (not descended)
   std::vector<IoError> errors;   // directories that exist but could not be read
+  std::vector<Unknown> unknown;  // what those errors hid
   bool root_ok = true;           // false: the root itself could not be opened
 };
 
@@ -34,5 +51,8 @@ WalkResult walk(const std::string& root, const config::CollectorConfig& cfg);
 // Orders cgroup paths so that every parent sorts before its descendants and a
 // subtree is contiguous ('/' sorts before every other character; "/" first).
 bool path_before(std::string_view a, std::string_view b) noexcept;
+
+// Whether `path` is a strict descendant of `ancestor` ("/" is the root).
+bool path_under(std::string_view ancestor, std::string_view path) noexcept;
 
 }  // namespace memcg::cgroupfs

@@ -115,6 +115,53 @@ ls -A {records}
     assert "No space left on device" in r.stderr, r.stderr
     assert r.stdout.split("hook-exit=0")[1].split() == ["filler"], "no record, no temporary file left: " + r.stdout
 
+def cgroup_paths(m):
+    return sorted(dict(l)["cgroup"] for (n, l), v in m.items() if n == "memcg_cgroup_info")
+
+def test_fd_budget_holds_a_stable_set_under_prlimit():
+    # 300 pods under a limit that fits ~80 of them. 0.1 collected ~60 % and
+    # dropped and re-added the rest at every rescan (their rates restarting);
+    # now the collected set stays put, the rest are counted and said once.
+    tree = Tree(args.fixture)
+    template = os.path.join(tree.root, CG)
+    for i in range(300):
+        shutil.copytree(template, os.path.join(tree.root, "kubepods.slice", f"pod{i:03}"))
+    shutil.copy(os.path.join(template, "memory.stat"), os.path.join(tree.root, "kubepods.slice"))
+    for f in ("memory.current", "memory.events", "cgroup.procs"):
+        if os.path.exists(os.path.join(template, f)):
+            shutil.copy(os.path.join(template, f), os.path.join(tree.root, "kubepods.slice"))
+    cfg = FAST + '[metrics]\nprofile = "full"\n'
+    with Exporter(args.exporter, tree.root, write_config(cfg), prefix=("prlimit", "--nofile=600:600")) as ex:
+        ex.wait_passes(2)
+        m = ex.metrics()
+        collected = cgroup_paths(m)
+        left = m[("memcg_exporter_cgroups_left_out", (("reason", "fd_budget"),))]
+        budget = m[("memcg_exporter_cgroup_max_fds", ())]
+        assert 0 < budget < 600 and m[("memcg_exporter_cgroup_open_fds", ())] <= budget, (budget, m)
+        assert 50 < len(collected) < 100 and left > 200, (len(collected), left)
+        assert m[("memcg_exporter_cgroups_left_out", (("reason", "fds_exhausted"),))] == 0
+        assert m[("process_open_fds", ())] < 600
+        initial = m[("memcg_exporter_stat_reads_total", (("reason", "initial"),))]
+        # Ten rescans later: the same cgroups, no re-reads from the start.
+        for _ in range(10):
+            ex.wait_for(lambda: ex.metrics()[("memcg_exporter_last_rescan_timestamp_seconds", ())] >
+                        m[("memcg_exporter_last_rescan_timestamp_seconds", ())], "a rescan")
+            m = ex.metrics()
+            assert cgroup_paths(m) == collected, "the collected set flapped"
+        assert m[("memcg_exporter_stat_reads_total", (("reason", "initial"),))] == initial
+        assert m[("memcg_exporter_cgroups_left_out", (("reason", "fd_budget"),))] == left
+        assert ex.logs().count("do not fit in the fd budget") == 1, ex.logs()[-2000:]
+        assert "Too many open files" not in ex.logs()
+        # Room frees up (ten collected pods go away): ten waiting ones come in.
+        gone = [c for c in collected if c.startswith("kubepods.slice/pod")][-10:]
+        for c in gone:
+            shutil.rmtree(os.path.join(tree.root, c))
+        ex.wait_for(lambda: ex.metrics()[("memcg_exporter_cgroups_left_out", (("reason", "fd_budget"),))] == left - 10,
+                    "waiting cgroups take the freed room")
+        after = cgroup_paths(ex.metrics())
+        assert len(after) == len(collected) and not set(gone) & set(after)
+        assert ex.proc.poll() is None
+
 def test_sigterm_during_a_pass():
     """A cgroup whose memory.stat is a FIFO holds the first pass in open(2)
     until the test writes to it: SIGTERM arrives while the pass runs for sure,

@@ -135,6 +135,94 @@ def test_idle_keep_alive_clients_cannot_block_scrapes():
         for c in idle:
             c.close()
 
+def test_a_thousand_idle_and_slow_connections_cannot_starve_scrapes():
+    # The default web settings. 1,000 connections from 20 other addresses
+    # (50 each, under the default 64 per client): 400 send nothing, 300 send
+    # half a request line, 300 trickle a header a byte at a time. 0.1 gave
+    # each a worker thread from accept() on: 746 of them never connected and
+    # scrapes timed out. Now they wait in the gate, costing a descriptor each.
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+    tree = Tree(args.fixture)
+    with Exporter(args.exporter, tree.root, write_config('[collector]\nprobe_interval = "200ms"\n')) as ex:
+        socks, slow = [], []
+        for i in range(1000):
+            s = socket.socket()
+            s.bind((f"127.0.0.{2 + i // 50}", 0))
+            s.settimeout(5)
+            s.connect(("127.0.0.1", ex.port))
+            if i % 10 < 4:
+                pass
+            elif i % 10 < 7:
+                s.sendall(b"GET /metrics HT")
+            else:
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+                slow.append(s)
+            socks.append(s)
+        stop = threading.Event()
+        def trickle():
+            while not stop.is_set():
+                for s in slow:
+                    try:
+                        s.send(b"a")
+                    except OSError:
+                        pass
+                stop.wait(0.5)
+        t = threading.Thread(target=trickle)
+        t.start()
+        try:
+            ex.wait_for(lambda: ex.metrics()[("memcg_exporter_http_connections", (("state", "waiting"),))] >= 1000,
+                        "1,000 waiting connections", timeout=8)
+            latencies = []
+            for _ in range(10):
+                t0 = time.time()
+                assert scrape_ok(ex)
+                latencies.append(time.time() - t0)
+            m = ex.metrics()
+            assert m[("memcg_exporter_http_connections", (("state", "waiting"),))] >= 1000, "still open while scraped"
+            assert m[("memcg_exporter_http_connections_refused_total", (("reason", "per_client"),))] == 0
+            print(f"  10 scrapes with 1,000 idle/slow connections open: median {sorted(latencies)[5] * 1000:.1f} ms, "
+                  f"max {max(latencies) * 1000:.1f} ms")
+            # None of them completed a head within web.request_timeout (10 s):
+            # all are closed, counted, and their descriptors are back.
+            ex.wait_for(lambda: ex.metrics()[("memcg_exporter_http_request_head_timeouts_total", ())] >= 1000,
+                        "head timeouts", timeout=20)
+            ex.wait_for(lambda: ex.metrics()[("memcg_exporter_http_connections", (("state", "waiting"),))] == 0,
+                        "no waiting connection left", timeout=5)
+            assert ex.metrics()[("process_open_fds", ())] < 100
+        finally:
+            stop.set()
+            t.join()
+            for s in socks:
+                s.close()
+        assert ex.proc.poll() is None
+
+def test_per_client_limit_refuses_at_once():
+    tree = Tree(args.fixture)
+    cfg = '[web]\nmax_connections_per_client = 10\n'
+    with Exporter(args.exporter, tree.root, write_config(cfg)) as ex:
+        socks = []
+        for _ in range(30):
+            s = socket.socket()
+            s.bind(("127.0.0.77", 0))
+            s.settimeout(5)
+            s.connect(("127.0.0.1", ex.port))
+            socks.append(s)
+        closed = 0
+        for s in socks:
+            s.settimeout(0.5)
+            try:
+                closed += s.recv(1) == b""  # refused: closed by the server at once
+            except socket.timeout:
+                pass
+        ex.wait_for(lambda: ex.metrics()[("memcg_exporter_http_connections_refused_total", (("reason", "per_client"),))] == 20,
+                    "20 refused")
+        assert closed == 20, closed
+        assert scrape_ok(ex), "another client is not affected"
+        for s in socks:
+            s.close()
+
 def test_ambiguous_framing_gets_400_and_a_closed_connection():
     # RFC 9112: Content-Length with Transfer-Encoding, Content-Length twice or
     # not one number, folded header lines. Each request carries no

@@ -70,10 +70,10 @@ def write_config(text):
 
 class Exporter:
     """memcg-exporter on 127.0.0.1:<free port>, logs captured."""
-    def __init__(self, binary, root, config=None, env=None, args=()):
+    def __init__(self, binary, root, config=None, env=None, args=(), prefix=()):
         self.log_path = tempfile.mktemp(prefix="memcg-it-log-")
         self.log = open(self.log_path, "w+")
-        argv = [binary, "--root", root, "--web.listen-address", "127.0.0.1:0", "--log-level", "debug", *args]
+        argv = [*prefix, binary, "--root", root, "--web.listen-address", "127.0.0.1:0", "--log-level", "debug", *args]
         if config:
             argv += ["--config", config]
         self.proc = subprocess.Popen(argv, stdout=self.log, stderr=self.log, env={**os.environ, **(env or {})})

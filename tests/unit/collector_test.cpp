@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "plugin/collector.h"
+#include "tests/fixtures/fd_limit.h"
 #include "tests/fixtures/tree.h"
 #include "tests/unit/alloc_counter.h"
 
@@ -384,27 +385,81 @@ TEST_F(CollectorTest, ReadErrorKeepsOldValuesAndPendingChange) {
   EXPECT_EQ(reads(*c, "b", ReadReason::threshold), 1u) << "the next pass retries";
 }
 
-TEST_F(CollectorTest, OutOfFileDescriptorsIsReportedNotSilent) {
-  rlimit old{};
-  getrlimit(RLIMIT_NOFILE, &old);
+TEST_F(CollectorTest, OutOfFileDescriptorsLeavesTheNewCgroupOutAndCountsIt) {
   auto c = make();
   pass(*c);
   tree.add("late", spec(1 << 20));
-  // Leave room for the walk but not for the new cgroup's kept files.
-  int open_now = 0;
-  for (int fd = 0; fd < 4096; ++fd) open_now += fcntl(fd, F_GETFD) != -1 ? 1 : 0;
-  rlimit tight{static_cast<rlim_t>(open_now + 7), old.rlim_max};  // the walk fits, the new cgroup's 6 kept fds do not
-  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+  {
+    // Room for the walk (three at once) but not for the new cgroup's six.
+    fixtures::FdLimitScope limit(4);
+    c->set_config(cfg);
+    auto r = pass(*c);
+    EXPECT_FALSE(has(*c, "late"));
+    EXPECT_EQ(r.left_out.fds_exhausted, 1u);
+    EXPECT_EQ(c->latest()->left_out.fds_exhausted, 1u) << "published for memcg_exporter_cgroups_left_out";
+    EXPECT_EQ(r.removed, 0u);
+    for (const auto& e : r.errors) EXPECT_NE(e.err, EMFILE) << "counted, not an error per cgroup per rescan: " << e.message();
+  }
   c->set_config(cfg);
   auto r = pass(*c);
-  setrlimit(RLIMIT_NOFILE, &old);
-  EXPECT_FALSE(has(*c, "late"));
-  bool emfile = false;
-  for (const auto& e : r.errors) emfile = emfile || e.err == EMFILE;
-  EXPECT_TRUE(emfile) << "EMFILE must be reported, not taken for a removed cgroup";
+  EXPECT_TRUE(has(*c, "late")) << "collected once descriptors are available again";
+  EXPECT_EQ(r.left_out.total(), 0u);
+}
+
+TEST_F(CollectorTest, EmfileDuringARescanDropsNothing) {
+  // 0.1 took the subtrees a rescan could not list for removed: under fd
+  // pressure every rescan dropped and re-added them, restarting their rates.
+  auto c = make();
+  pass(*c);
+  const size_t collected = c->latest()->cgroups.size();
+  tree.add("a/late", spec(1 << 20));
+  for (int round = 0; round < 3; ++round) {
+    fixtures::FdLimitScope limit(1);  // the root opens, nothing below it
+    c->set_config(cfg);
+    auto r = pass(*c);
+    EXPECT_EQ(r.removed, 0u) << "round " << round;
+    EXPECT_EQ(r.added, 0u);
+    EXPECT_EQ(c->latest()->cgroups.size(), collected);
+  }
+  EXPECT_EQ(reads(*c, "a/x", ReadReason::initial), 1u) << "state kept, not started over";
   c->set_config(cfg);
   pass(*c);
-  EXPECT_TRUE(has(*c, "late")) << "collected once descriptors are available again";
+  EXPECT_TRUE(has(*c, "a/late"));
+  EXPECT_EQ(c->latest()->cgroups.size(), collected + 1);
+}
+
+TEST_F(CollectorTest, FdBudgetKeepsAStableSetAndFillsFreedRoom) {
+  tree.add("b/z", spec(1 << 20));
+  auto c = make();
+  const size_t all = 6;  // "/", a, a/x, a/y, b, b/z
+  c->set_fd_budget(4 * kMaxFdsPerCgroup);
+  auto r = pass(*c);
+  ASSERT_EQ(c->latest()->cgroups.size(), 4u);
+  EXPECT_EQ(r.left_out.fd_budget, all - 4);
+  EXPECT_TRUE(has(*c, "/") && has(*c, "a") && has(*c, "b")) << "shallowest first";
+  EXPECT_LE(c->latest()->cgroup_fds, 4 * kMaxFdsPerCgroup);
+  EXPECT_EQ(c->latest()->cgroup_fd_budget, 4 * kMaxFdsPerCgroup);
+  std::vector<std::string> first;
+  for (const auto& v : c->latest()->cgroups) first.push_back(v.id->path);
+  for (int round = 0; round < 4; ++round) {
+    c->set_config(cfg);
+    r = pass(*c);
+    EXPECT_EQ(r.added + r.removed, 0u) << "round " << round << ": the set must not flap";
+    std::vector<std::string> now;
+    for (const auto& v : c->latest()->cgroups) now.push_back(v.id->path);
+    EXPECT_EQ(now, first);
+    EXPECT_EQ(r.left_out.fd_budget, all - 4);
+  }
+  for (const auto& p : first) EXPECT_EQ(reads(*c, p, ReadReason::initial), 1u) << p;
+  // A collected cgroup goes away: a waiting one takes its room at the next rescan.
+  ASSERT_TRUE(has(*c, "a/x"));
+  tree.remove("a/x");
+  c->set_config(cfg);
+  r = pass(*c);
+  EXPECT_EQ(r.removed, 1u);
+  EXPECT_EQ(r.added, 1u);
+  EXPECT_EQ(c->latest()->cgroups.size(), 4u);
+  EXPECT_EQ(r.left_out.fd_budget, all - 1 - 4);
 }
 
 TEST_F(CollectorTest, RecreatedCgroupStartsOver) {

@@ -4,6 +4,7 @@
 
 #include "config/config.h"
 #include "plugin/cgroupfs/walk.h"
+#include "tests/fixtures/fd_limit.h"
 #include "tests/fixtures/tree.h"
 
 namespace memcg::cgroupfs {
@@ -32,7 +33,6 @@ TEST(Walk, PreOrderWithDepthAndInodes) {
   EXPECT_EQ(r.cgroups[3].depth, 3);
   EXPECT_NE(r.cgroups[1].inode, 0u);
   EXPECT_NE(r.cgroups[1].inode, r.cgroups[2].inode);
-  EXPECT_TRUE(r.cgroups[1].dir.valid());
   EXPECT_EQ(r.limited, 0u);
   EXPECT_TRUE(r.errors.empty());
 }
@@ -86,6 +86,38 @@ TEST(Walk, MissingRootIsReported) {
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(r.errors[0].err, ENOENT);
   EXPECT_NE(r.errors[0].message().find("/nonexistent/cgroup"), std::string::npos);
+}
+
+TEST(Walk, HoldsThreeDescriptorsWhateverTheTreesWidth) {
+  // 0.1's walk kept every queued directory open: 300 siblings needed 300
+  // descriptors and failed with EMFILE exactly when the process was short.
+  fixtures::Tree t;
+  for (int i = 0; i < 300; ++i) t.add("pod" + std::to_string(i));
+  t.add("pod7/ctr");
+  fixtures::FdLimitScope limit(3);
+  auto r = walk(t.root(), cfg());
+  EXPECT_EQ(r.cgroups.size(), 302u);
+  EXPECT_TRUE(r.errors.empty()) << r.errors[0].message();
+  EXPECT_TRUE(r.unknown.empty());
+}
+
+TEST(Walk, WhatCouldNotBeOpenedIsUnknownNotAbsent) {
+  fixtures::Tree t;
+  for (const char* p : {"a", "a/x", "b"}) t.add(p);
+  {
+    fixtures::FdLimitScope limit(1);  // the root opens, its listing does not
+    auto r = walk(t.root(), cfg());
+    EXPECT_EQ(paths(r), (std::vector<std::string>{"/"}));
+    ASSERT_EQ(r.unknown.size(), 1u);
+    EXPECT_FALSE(r.unknown[0].self);
+    EXPECT_TRUE(r.unknown[0].covers("a") && r.unknown[0].covers("a/x") && r.unknown[0].covers("b"));
+    EXPECT_FALSE(r.unknown[0].covers("/"));
+    ASSERT_EQ(r.errors.size(), 1u);
+    EXPECT_EQ(r.errors[0].err, EMFILE);
+  }
+  const Unknown dir{"a", true};
+  EXPECT_TRUE(dir.covers("a") && dir.covers("a/x"));
+  EXPECT_FALSE(dir.covers("a-b") || dir.covers("b"));
 }
 
 TEST(PathOrder, ParentsFirstSubtreesContiguous) {

@@ -238,6 +238,13 @@ int main(int argc, char** argv) {
     const long rss_a = max_in(third, 2 * third, false), rss_b = max_in(2 * third, samples.size(), false);
     std::printf("SOAK fds max %ld -> %ld, RSS max %ld -> %ld KiB (middle third -> last third); first sample %ld fds %ld KiB\n",
                 fd_a, fd_b, rss_a, rss_b, samples.front().first, samples.front().second);
+    // A sample of a process that is not there reads 0 fds and -1 KiB: the
+    // flatness below would then hold for nothing.
+    for (const auto& [fds, rss] : samples)
+      if (fds <= 0 || rss <= 0) {
+        fail("samples", "the exporter (pid " + std::to_string(o.pid) + ") could not be sampled");
+        break;
+      }
     // The exporter holds 6 fds per cgroup and learns of creations and
     // removals within one rescan plus one probe, so at any moment up to
     // rate x (rescan + probe) cgroups may be counted differently: that much

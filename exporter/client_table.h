@@ -1,0 +1,71 @@
+// Who holds the web server's connections, and who is served next: the pure
+// bookkeeping of the connection gate (connection_gate.h), kept apart from its
+// sockets so the policy is tested without any.
+//
+//   admit    a new connection: refused when the client (an IPv4 address, an
+//            IPv6 /64) already holds max_per_client open connections, or the
+//            gate max_total; open connections cost a descriptor, no worker.
+//   ready    its request head has arrived: it waits for a worker.
+//   next     which ready connection gets the worker that is free: clients in
+//            turn (round robin), none holding more than its share of the
+//            workers, so one client's flood of complete requests cannot keep
+//            another's scrape waiting behind all of it.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace memcg::exporter {
+
+// A client as limits see it: an IPv4 address (IPv4-mapped IPv6 included), or
+// the /64 of an IPv6 address (one host usually owns a whole /64).
+struct ClientKey {
+  std::array<unsigned char, 9> bytes{};  // family tag + 4 or 8 address bytes
+  auto operator<=>(const ClientKey&) const = default;
+  std::string str() const;
+};
+ClientKey client_key(const sockaddr_storage& addr) noexcept;
+
+enum class Refusal { none, per_client, total };
+
+class ClientTable {
+ public:
+  ClientTable(size_t max_total, size_t max_per_client, size_t workers) noexcept
+      : max_total_(max_total), max_per_client_(max_per_client), workers_(workers),
+        share_(workers > 1 ? workers / 2 : 1) {}
+
+  // A new connection `id` from `key`: none, or why it is refused.
+  Refusal admit(const ClientKey& key) noexcept;
+  // Its request head is complete: it may be given a worker.
+  void ready(const ClientKey& key, uint64_t id);
+  // The next ready connection to serve, if a worker is free and a client with
+  // ready connections is under its share; it then counts as served.
+  std::optional<uint64_t> next();
+  // A connection closes: `served` if next() had returned it, `id` for one
+  // still waiting in a ready queue.
+  void release(const ClientKey& key, uint64_t id, bool served) noexcept;
+
+  size_t open() const noexcept { return open_; }
+  size_t served() const noexcept { return served_; }
+  size_t share() const noexcept { return share_; }
+
+ private:
+  struct Client {
+    size_t open = 0, served = 0;
+    std::deque<uint64_t> ready;
+  };
+  size_t max_total_, max_per_client_, workers_, share_;
+  size_t open_ = 0, served_ = 0;
+  std::map<ClientKey, Client> clients_;
+  ClientKey cursor_{};  // round robin: the last client served
+};
+
+}  // namespace memcg::exporter

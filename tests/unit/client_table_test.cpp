@@ -1,0 +1,110 @@
+// The connection gate's policy: who may open a connection and who gets the
+// next free worker.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "exporter/client_table.h"
+
+namespace memcg::exporter {
+namespace {
+
+ClientKey v4(const char* a) {
+  sockaddr_storage s{};
+  auto& in = reinterpret_cast<sockaddr_in&>(s);
+  in.sin_family = AF_INET;
+  inet_pton(AF_INET, a, &in.sin_addr);
+  return client_key(s);
+}
+
+ClientKey v6(const char* a) {
+  sockaddr_storage s{};
+  auto& in = reinterpret_cast<sockaddr_in6&>(s);
+  in.sin6_family = AF_INET6;
+  inet_pton(AF_INET6, a, &in.sin6_addr);
+  return client_key(s);
+}
+
+TEST(ClientKey, Ipv4MappedIsIpv4AndIpv6IsItsSlash64) {
+  EXPECT_EQ(v6("::ffff:10.0.0.1"), v4("10.0.0.1"));
+  EXPECT_NE(v4("10.0.0.1"), v4("10.0.0.2"));
+  EXPECT_EQ(v6("2001:db8:1:2::1"), v6("2001:db8:1:2:ffff::9")) << "one host, one /64";
+  EXPECT_NE(v6("2001:db8:1:2::1"), v6("2001:db8:1:3::1"));
+  EXPECT_EQ(v4("10.0.0.1").str(), "10.0.0.1");
+  EXPECT_EQ(v6("2001:db8:1:2::1").str(), "2001:db8:1:2::/64");
+}
+
+TEST(ClientTable, PerClientAndTotalLimitsRefuseAtOnce) {
+  ClientTable t(5, 3, 8);
+  const auto a = v4("10.0.0.1"), b = v4("10.0.0.2");
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(t.admit(a), Refusal::none);
+  EXPECT_EQ(t.admit(a), Refusal::per_client);
+  EXPECT_EQ(t.admit(b), Refusal::none);
+  EXPECT_EQ(t.admit(b), Refusal::none);
+  EXPECT_EQ(t.admit(b), Refusal::total);
+  EXPECT_EQ(t.open(), 5u);
+  t.release(a, 1, false);
+  EXPECT_EQ(t.admit(a), Refusal::none) << "a closed connection frees its place";
+}
+
+TEST(ClientTable, OnlyReadyConnectionsGetWorkersAndNoClientMoreThanHalf) {
+  // 4 workers: a client holds at most 2, so a flood from one leaves room.
+  ClientTable t(100, 100, 4);
+  const auto flood = v4("10.0.0.9"), prom = v4("10.0.0.1");
+  for (uint64_t id = 1; id <= 10; ++id) {
+    ASSERT_EQ(t.admit(flood), Refusal::none);
+    t.ready(flood, id);
+  }
+  ASSERT_EQ(t.admit(prom), Refusal::none);  // connected, head not complete yet
+  EXPECT_EQ(t.next(), 1u);
+  EXPECT_EQ(t.next(), 2u);
+  EXPECT_EQ(t.next(), std::nullopt) << "the flood holds its share; two workers stay free";
+  t.ready(prom, 100);
+  EXPECT_EQ(t.next(), 100u) << "the scrape gets a free worker at once";
+  EXPECT_EQ(t.served(), 3u);
+  t.release(flood, 1, true);
+  EXPECT_EQ(t.next(), 3u);
+  EXPECT_EQ(t.next(), std::nullopt);
+}
+
+TEST(ClientTable, WorkersGoToClientsInTurn) {
+  ClientTable t(100, 100, 2);  // share 1
+  const auto a = v4("10.0.0.1"), b = v4("10.0.0.2"), c = v4("10.0.0.3");
+  uint64_t id = 1;
+  for (const auto& k : {a, a, a, b, b, c}) {
+    ASSERT_EQ(t.admit(k), Refusal::none);
+    t.ready(k, id++);
+  }
+  std::vector<uint64_t> order;
+  for (int round = 0; round < 6; ++round) {
+    auto first = t.next();
+    auto second = t.next();
+    ASSERT_TRUE(first && second) << round;
+    order.push_back(*first);
+    order.push_back(*second);
+    // Both finish; which client each belonged to follows from the ids.
+    for (uint64_t done : {*first, *second}) t.release(done <= 3 ? a : done <= 5 ? b : c, done, true);
+    if (order.size() == 6) break;
+  }
+  EXPECT_EQ(order, (std::vector<uint64_t>{1, 4, 6, 2, 5, 3})) << "a, b, c in turn, not a's three first";
+}
+
+TEST(ClientTable, AClosedWaitingConnectionLeavesTheQueue) {
+  ClientTable t(100, 100, 1);
+  const auto a = v4("10.0.0.1");
+  for (uint64_t id = 1; id <= 2; ++id) {
+    ASSERT_EQ(t.admit(a), Refusal::none);
+    t.ready(a, id);
+  }
+  t.release(a, 1, false);
+  EXPECT_EQ(t.next(), 2u);
+  t.release(a, 2, true);
+  EXPECT_EQ(t.open(), 0u);
+  EXPECT_EQ(t.served(), 0u);
+  EXPECT_EQ(t.next(), std::nullopt);
+}
+
+}  // namespace
+}  // namespace memcg::exporter
