@@ -3,7 +3,9 @@
 # emulation) boots an initramfs with the project's binaries and runs
 # memcg-vmcheck against memcg-exporter on a live cgroup v2 tree.
 # Usage: tests/vm/run-stage1.sh BUILD_DIR      (exit 0 = pass)
-# SOAK_SECONDS (default 60) sets the churn soak's length, e.g. 3600 for an hour.
+# SOAK_SECONDS (default 60) sets the churn soak's length, e.g. 3600 for an hour;
+# SOAK_MIN_RATE (default 40) the cgroup creations and removals per planned
+# second it must reach (it runs on, up to 3x its length, until it has).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
@@ -26,7 +28,7 @@ vm_pack_initramfs "$ir" "$work/initramfs.gz"
 vm_log "booting $(basename "$kernel") with the stage-1 initramfs"
 set +e
 timeout $((600 + 3 * ${SOAK_SECONDS:-60})) "${VM_QEMU[@]}" -kernel "$kernel" -initrd "$work/initramfs.gz" \
-  -append "console=ttyS0 panic=-1 quiet loglevel=2 memcg_soak_seconds=${SOAK_SECONDS:-60}" </dev/null > "$work/serial.log" 2>&1
+  -append "console=ttyS0 panic=-1 quiet loglevel=2 memcg_soak_seconds=${SOAK_SECONDS:-60} memcg_soak_min_rate=${SOAK_MIN_RATE:-40}" </dev/null > "$work/serial.log" 2>&1
 rc=$?
 set -e
 grep -E '^(VMSTAGE1|CHECK|VMCOST|VMBENCH|VMCHECK|SOAK|age violation|current mismatch|stat out of bound|log:)' "$work/serial.log" || true

@@ -131,8 +131,10 @@ wait $fdpid
 # and the scraper, reached 43-175/s (measured on different days), so 150/s is
 # asked and the soak goes on past its time (up to 3x) until 40 operations per
 # planned second happened; the 500/s of a real machine is out of reach here.
-soak_seconds=60
-for a in $(cat /proc/cmdline); do case $a in memcg_soak_seconds=*) soak_seconds=${a#*=} ;; esac; done
+soak_seconds=60 soak_min_rate=40
+for a in $(cat /proc/cmdline); do
+  case $a in memcg_soak_seconds=*) soak_seconds=${a#*=} ;; memcg_soak_min_rate=*) soak_min_rate=${a#*=} ;; esac
+done
 # The workloads above have served their checks; they would only compete
 # with the churn for the emulated CPUs.
 for w in t1/g1/l1 t1/g1/l2 t2/g1/l1 t3/g1/l1; do echo 1 > $CG/$w/cgroup.kill; done
@@ -140,7 +142,7 @@ mkdir $CG/soak
 echo +memory > $CG/soak/cgroup.subtree_control
 sh -c 'echo $$ > /sys/fs/cgroup/agent/cgroup.procs && exec "$@"' sh memcg-vmsoak --port 9756 --root $CG/soak \
   --cgroup-prefix soak --pid "$(pidof memcg-exporter)" --config /tmp/memcg.toml --seconds "$soak_seconds" \
-  --rate 150 --min-ops $((soak_seconds * 40)) --rescan 2 --probe 1 --reload 3 || rc=1
+  --rate 150 --min-ops $((soak_seconds * soak_min_rate)) --rescan 2 --probe 1 --reload 3 || rc=1
 grep -E 'level=(error|warning)' /tmp/exporter.log | tail -n 5 | sed 's/^/VMSTAGE1 soak log: /'
 # Wall-clock jumps (back 1 h, forward 1 day): ages and rates come from the
 # monotonic clock, so every age stays within [0, max_age] and passes go on.
