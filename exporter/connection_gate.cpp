@@ -114,6 +114,7 @@ struct ConnectionGate::Loop {
   sys::UniqueFd epoll{::epoll_create1(EPOLL_CLOEXEC)};
   sys::UniqueFd wake{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
   std::atomic<int> upstream_port{0};
+  std::atomic<bool> tls{false};
   std::atomic<bool> stop{false};
   ClientTable table;
   std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns;
@@ -123,7 +124,7 @@ struct ConnectionGate::Loop {
   std::vector<char> peek = std::vector<char>(kMaxHead);
 
   Loop(GateOptions opts, GateStats& s)
-      : o(std::move(opts)), stats(s), table(o.max_open, o.max_per_client, o.workers) {}
+      : o(std::move(opts)), stats(s), tls(o.tls), table(o.max_open, o.max_per_client, o.workers) {}
 
   void watch(int fd, uint64_t data, uint32_t events, int op = EPOLL_CTL_ADD) {
     epoll_event ev{};
@@ -189,7 +190,7 @@ struct ConnectionGate::Loop {
   void check_head(Conn& c) {
     const ssize_t n = ::recv(c.client.get(), peek.data(), peek.size(), MSG_PEEK);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return close_conn(c);
-    if (n < 0 || !head_complete({peek.data(), static_cast<size_t>(n)}, o.tls)) return;
+    if (n < 0 || !head_complete({peek.data(), static_cast<size_t>(n)}, tls.load())) return;
     c.state = State::queued;
     // Ready for a worker; only a hang-up is watched until one is free (a
     // client may half-close after its request, which is not a reason to drop it).
@@ -373,7 +374,8 @@ ConnectionGate::ConnectionGate(GateOptions o, GateStats& stats) : loop_(std::mak
   }
 }
 
-void ConnectionGate::start(int upstream_port) {
+void ConnectionGate::start(int upstream_port, bool tls) {
+  loop_->tls.store(tls);
   loop_->upstream_port.store(upstream_port);
   if (!thread_.joinable()) thread_ = std::thread([this] { loop_->run(); });
 }

@@ -42,7 +42,7 @@ struct GateOptions {
   size_t max_open = 1024;        // web.max_open_connections
   size_t max_per_client = 64;    // web.max_connections_per_client
   size_t workers = 8;            // web.max_connections: relayed at once
-  bool tls = false;
+  bool tls = false;               // the first upstream's; start() sets it
 };
 
 class ConnectionGate {
@@ -54,9 +54,10 @@ class ConnectionGate {
   ConnectionGate(const ConnectionGate&) = delete;
   ConnectionGate& operator=(const ConnectionGate&) = delete;
 
-  // Starts relaying to 127.0.0.1:`upstream_port`; may be called again to
+  // Starts relaying to 127.0.0.1:`upstream_port` (speaking TLS when `tls`:
+  // then a connection is ready with its ClientHello); may be called again to
   // switch to another upstream (connections already relayed stay on theirs).
-  void start(int upstream_port);
+  void start(int upstream_port, bool tls);
   std::vector<ListenPort> ports() const { return ports_; }
 
   // Descriptors the gate and the server behind it hold at most: the

@@ -233,15 +233,19 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
           backend.status().reload_ok.store(false);
           log_error("configuration reload failed, keeping the previous configuration: " + r.error);
         }
-        // TLS and auth are set up with the listener; a changed web config is
-        // checked now (so a broken one is heard of before the next restart)
-        // and applies at the next restart.
+        // The web config file (TLS certificate and key, client CA, basic
+        // auth, headers) applies at once: a new server starts behind the
+        // listening sockets, which stay open. An invalid file, or one whose
+        // key cannot be loaded, keeps the running settings.
         if (!opts.web_config_path.empty()) {
           try {
-            (void)load_web_config(opts.web_config_path);
-            log_info("web config " + opts.web_config_path + " is valid; changes to it take effect at the next restart");
-          } catch (const WebConfigError& e) {
-            log_error(std::string("web config is invalid, the running TLS and auth settings are kept: ") + e.what());
+            const WebConfigFile next = load_web_config(opts.web_config_path);
+            http->reload(&next);
+            log_info("web config " + opts.web_config_path + " reloaded" + (next.tls ? " with TLS" : " without TLS") +
+                     (next.basic_auth_users.empty() ? "" : ", basic auth"));
+          } catch (const std::exception& e) {
+            backend.status().reload_ok.store(false);
+            log_error(std::string("web config reload failed, the running TLS and auth settings are kept: ") + e.what());
           }
         }
         notifier.ready("configuration reloaded");

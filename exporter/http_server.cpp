@@ -78,11 +78,24 @@ class JoinedPem {
 
 }  // namespace
 
-struct HttpServer::Handlers {
-  CivetCallbacks callbacks;
-  std::vector<std::unique_ptr<Route>> routes;
-  ServerContext context;
-  std::unique_ptr<AuthHandler> auth;
+// One CivetWeb server on an ephemeral loopback port, with one web config
+// file's TLS, basic auth and headers. A reload starts a new one and stops
+// the old one once the gate sends new connections to the new.
+class HttpServer::Instance {
+ public:
+  Instance(const config::WebConfig& web, WebBackend& backend, const WebConfigFile* web_file);
+  ~Instance();
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+  int port() const noexcept { return port_; }
+
+ private:
+  CivetCallbacks callbacks_;
+  std::vector<std::unique_ptr<Route>> routes_;
+  ServerContext context_;
+  std::unique_ptr<AuthHandler> auth_;
+  std::unique_ptr<CivetServer> server_;
+  int port_ = 0;
 };
 
 namespace {
@@ -169,36 +182,48 @@ int reject_ambiguous_framing(mg_connection* conn) {
 
 }  // namespace
 
-HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend, const WebConfigFile* web_file)
-    : handlers_(std::make_unique<Handlers>()) {
+HttpServer::Instance::Instance(const config::WebConfig& web, WebBackend& backend, const WebConfigFile* web_file) {
   const bool tls = web_file && web_file->tls;
-  // The public addresses first: a port in use is the error to report.
-  gate_ = std::make_unique<ConnectionGate>(gate_options(web, tls), backend.status().http);
   std::vector<std::string> options = server_options(web, tls);
   std::unique_ptr<JoinedPem> pem;  // read by CivetWeb while the server starts, then closed
   if (tls) {
     pem = std::make_unique<JoinedPem>(web_file->tls_server.key_file, web_file->tls_server.cert_file);
     add_tls_options(options, web_file->tls_server, *pem);
   }
-  if (web_file) handlers_->context.headers = web_file->headers;
-  handlers_->routes = make_routes(backend);
+  if (web_file) context_.headers = web_file->headers;
+  routes_ = make_routes(backend);
   try {
-    handlers_->callbacks.begin_request = reject_ambiguous_framing;
-    server_ = std::make_unique<CivetServer>(options, &handlers_->callbacks, &handlers_->context);
+    callbacks_.begin_request = reject_ambiguous_framing;
+    server_ = std::make_unique<CivetServer>(options, &callbacks_, &context_);
   } catch (const CivetException& e) {
     throw std::runtime_error(std::string("cannot start the web server") + (tls ? " with TLS" : "") + ": " + e.what());
   }
   if (!server_->getContext()) throw std::runtime_error(std::string("cannot start the web server") + (tls ? " with TLS" : ""));
   if (web_file && !web_file->basic_auth_users.empty()) {
-    handlers_->auth = std::make_unique<AuthHandler>(web_file->basic_auth_users);
-    server_->addAuthHandler("/", handlers_->auth.get());  // a prefix: every path
+    auth_ = std::make_unique<AuthHandler>(web_file->basic_auth_users);
+    server_->addAuthHandler("/", auth_.get());  // a prefix: every path
   }
   // "/" is registered last so the specific routes take their paths.
-  for (auto& route : handlers_->routes) server_->addHandler(route->path(), route.get());
+  for (auto& route : routes_) server_->addHandler(route->path(), route.get());
   const auto internal = server_->getListeningPortsFull();
   if (internal.empty()) throw std::runtime_error("the web server has no loopback port");
-  upstream_port_ = internal.front().port;
-  gate_->start(upstream_port_);
+  port_ = internal.front().port;
+}
+
+HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend, const WebConfigFile* web_file)
+    : web_(web), backend_(backend) {
+  // The public addresses first: a port in use is the error to report.
+  gate_ = std::make_unique<ConnectionGate>(gate_options(web, web_file && web_file->tls), backend.status().http);
+  instance_ = std::make_unique<Instance>(web_, backend_, web_file);
+  gate_->start(instance_->port(), web_file && web_file->tls);
+}
+
+void HttpServer::reload(const WebConfigFile* web_file) {
+  auto next = std::make_unique<Instance>(web_, backend_, web_file);  // throws: the running one stays
+  gate_->start(next->port(), web_file && web_file->tls);
+  instance_.swap(next);
+  // `next` is now the old server: stopping it lets the requests it is serving
+  // finish (mg_stop joins its workers); new connections already go to the new.
 }
 
 namespace {
@@ -218,8 +243,7 @@ void poke(int port) {
 
 }  // namespace
 
-HttpServer::~HttpServer() {
-  gate_.reset();  // no new requests; open client connections are closed
+HttpServer::Instance::~Instance() {
   if (!server_) return;
   // mg_stop() waits for CivetWeb's master thread, which polls its listening
   // socket in 2 s quanta (SOCKET_TIMEOUT_QUANTUM in civetweb.c), so a plain
@@ -230,10 +254,15 @@ HttpServer::~HttpServer() {
     done = true;
   });
   for (int i = 0; i < 40 && !done; ++i) {
-    if (upstream_port_) poke(upstream_port_);
+    if (port_) poke(port_);
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   stopper.join();
+}
+
+HttpServer::~HttpServer() {
+  gate_.reset();  // no new requests; open client connections are closed
+  instance_.reset();
 }
 
 std::vector<ListenPort> HttpServer::ports() const { return gate_->ports(); }

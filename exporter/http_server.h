@@ -28,12 +28,19 @@ class HttpServer {
 
   std::vector<ListenPort> ports() const;
 
+  // Applies a (re)loaded web config file — TLS certificate and key, client
+  // CA, basic auth users, headers — without closing the listening sockets:
+  // a new server starts behind the gate, new connections go to it, and the
+  // old one stops once the requests it serves are answered. Throws
+  // std::runtime_error (e.g. an unreadable key) and then changes nothing.
+  void reload(const WebConfigFile* web_file);
+
  private:
-  struct Handlers;
-  std::unique_ptr<Handlers> handlers_;
-  std::unique_ptr<ConnectionGate> gate_;  // the public sockets, in front of server_
-  std::unique_ptr<CivetServer> server_;   // on an ephemeral loopback port
-  int upstream_port_ = 0;
+  class Instance;
+  config::WebConfig web_;
+  WebBackend& backend_;
+  std::unique_ptr<ConnectionGate> gate_;  // the public sockets, in front of instance_
+  std::unique_ptr<Instance> instance_;    // CivetWeb on an ephemeral loopback port
 };
 
 // Descriptors the web server holds at most, for the fd budget: the gate's

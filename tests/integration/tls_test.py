@@ -2,7 +2,7 @@
 """--web.config.file end to end: TLS (curl, openssl s_client), minimum
 version, client certificates, basic auth with bcrypt hashes, extra headers, a
 real Prometheus scraping over TLS with basic auth, and bad web configs."""
-import argparse, os, signal, ssl, subprocess, tempfile, time, urllib.request, urllib.error, warnings
+import argparse, os, shutil, signal, ssl, subprocess, tempfile, threading, time, urllib.request, urllib.error, warnings
 from harness import Tree, Exporter, write_config, run_tests
 from prometheus import Prometheus
 
@@ -189,11 +189,67 @@ def test_reload_keeps_serving_when_the_web_config_breaks():
         with open(yml, "w") as f:
             f.write("basic_auth_users: [\n")
         ex.kill(signal.SIGHUP)
-        ex.wait_for(lambda: "web config is invalid, the running TLS and auth settings are kept" in ex.logs(), "reload error")
+        ex.wait_for(lambda: "web config reload failed, the running TLS and auth settings are kept" in ex.logs(), "reload error")
         assert ex.get("/metrics")[0] == 200
         os.unlink(yml)
         ex.kill(signal.SIGHUP)
-        ex.wait_for(lambda: ex.logs().count("web config is invalid") == 2, "reload error for a deleted file")
+        ex.wait_for(lambda: ex.logs().count("web config reload failed") == 2, "reload error for a deleted file")
+        assert ex.get("/metrics")[0] == 200
+
+def served_certificate(port):
+    """The subject CN of the certificate the server presents now (a new connection)."""
+    r = subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{port}", "-servername", "localhost"],
+                       input="", capture_output=True, text=True, timeout=20)
+    for line in r.stdout.splitlines():
+        if line.startswith("subject="):
+            return line.split("CN", 1)[1].strip(" =")
+    return None
+
+def test_sighup_reloads_the_certificate_and_auth_without_a_restart():
+    # Certificates are renewed in place (certbot, cert-manager): a SIGHUP must
+    # serve the new one at once, keep the listening socket (no refused
+    # connection, same PID) and keep the old one when the new key is broken.
+    cert, key = pki("reload.crt"), pki("reload.key")
+    shutil.copy(pki("server.crt"), cert)
+    shutil.copy(pki("server.key"), key)
+    yml = web_config(f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n" + AUTH)
+    with TlsExporter(yml) as ex:
+        assert served_certificate(ex.port) == "server"
+        # A renewed certificate: same names, new key, new subject to tell it by.
+        ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+        sh("openssl", "req", *ec, "-subj", "/CN=renewed", "-keyout", key + ".new", "-out", pki("renewed.csr"))
+        sh("openssl", "x509", "-req", "-in", pki("renewed.csr"), "-CA", pki("ca.crt"), "-CAkey", pki("ca.key"),
+           "-CAcreateserial", "-days", "2", "-extfile", pki("server.ext"), "-out", cert + ".new")
+        os.rename(cert + ".new", cert)
+        os.rename(key + ".new", key)
+        pid = ex.proc.pid
+        # Scrapes keep being answered across the reload.
+        stop, answers = threading.Event(), []
+        def scrape():
+            while not stop.is_set():
+                answers.append(ex.get("/metrics")[0])
+        t = threading.Thread(target=scrape)
+        t.start()
+        ex.kill(signal.SIGHUP)
+        ex.wait_for(lambda: "reloaded with TLS, basic auth" in ex.logs(), "web config reloaded")
+        time.sleep(0.3)
+        stop.set()
+        t.join()
+        assert answers and set(answers) == {200}, answers[-20:]
+        assert served_certificate(ex.port) == "renewed"
+        assert ex.proc.pid == pid and ex.proc.poll() is None
+        # New basic auth users apply too.
+        with open(yml, "a") as f:
+            f.write(f"  other: {HASH}\n")
+        ex.kill(signal.SIGHUP)
+        ex.wait_for(lambda: ex.logs().count("reloaded with TLS, basic auth") == 2, "second reload")
+        ex.auth = ("other", "s3cret")
+        assert ex.get("/metrics")[0] == 200
+        # A key that does not match the certificate: refused, the running one stays.
+        shutil.copy(pki("stranger.key"), key)
+        ex.kill(signal.SIGHUP)
+        ex.wait_for(lambda: "web config reload failed" in ex.logs(), "reload failure")
+        assert served_certificate(ex.port) == "renewed"
         assert ex.get("/metrics")[0] == 200
 
 run_tests(globals())
