@@ -68,7 +68,7 @@ int CgroupTable::open_entry(const std::string& root, cgroupfs::Found& f, CgroupE
 
 
 void CgroupTable::rescan(const std::string& root, const config::Config& config, PassReport& report, Counters& counters) {
-  cgroupfs::WalkResult found = cgroupfs::walk(root, config.collector);
+  cgroupfs::WalkResult found = walker_.walk(root, config.collector);
   report.rescanned = true;
   root_ok_ = found.root_ok;
   limited_ = found.limited;

@@ -89,6 +89,7 @@ class CgroupTable {
   // of the first open that failed for a reason other than a missing file.
   int open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, PassReport& report, Counters& counters);
 
+  cgroupfs::Walker walker_;           // remembers listings: rescans list only changed directories
   std::vector<CgroupEntry> entries_;  // pre-order by path
   std::vector<int> parents_;
   bool root_ok_ = true;

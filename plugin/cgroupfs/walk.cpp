@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <deque>
+#include <unordered_map>
 
 namespace memcg::cgroupfs {
 namespace {
@@ -16,6 +17,11 @@ struct Pending {
   std::string path;
   int depth;
 };
+
+std::string parent_path(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "/" : path.substr(0, slash);
+}
 
 std::string child_path(const std::string& parent, const char* name) {
   return parent == "/" ? std::string(name) : parent + "/" + name;
@@ -80,45 +86,56 @@ bool path_under(std::string_view anc, std::string_view path) noexcept {
 bool Unknown::covers(std::string_view p) const noexcept { return (self && p == path) || path_under(path, p); }
 
 WalkResult walk(const std::string& root, const config::CollectorConfig& cfg) {
+  Walker w;
+  return w.walk(root, cfg);
+}
+
+WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& cfg) {
   WalkResult res;
   auto opened = open_at(AT_FDCWD, root.c_str());
   if (!opened.ok()) {
     res.root_ok = false;
     res.errors.push_back({"open", root, opened.err()});
-    return res;
+    return res;  // the listings are kept: an unreadable root says nothing about them
   }
   const UniqueFd rootfd = std::move(opened).value();
+  // Every kFullEvery-th walk lists every directory again: a safety net for
+  // what the link count cannot see (a child renamed in place keeps it).
+  const bool full = walks_++ % kFullEvery == 0;
+  std::unordered_map<std::string, Listing> seen;  // this walk's listings: the next walk's cache
+  seen.reserve(listings_.size());
   std::deque<Pending> queue;
   queue.push_back({"/", 0});
   std::vector<std::string> names;
+  std::string scratch;
   while (!queue.empty()) {
     Pending cur = std::move(queue.front());
     queue.pop_front();
-    // Opened by its path from the root when its turn comes, not when its
-    // parent was listed: a queue of open directories would grow with the
-    // tree's width (one descriptor each) and fail with EMFILE on big trees.
-    UniqueFd own;
-    int dirfd = rootfd.get();
-    if (cur.path != "/") {
-      int raw;
-      do raw = ::openat(rootfd.get(), cur.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      while (raw < 0 && errno == EINTR);
-      if (raw < 0) {
-        const int err = errno;  // before anything that may allocate
-        if (!is_gone(err)) {
-          res.errors.push_back({"open", full_path(root, cur.path), err});
-          res.unknown.push_back({std::move(cur.path), true});
-        }
-        continue;
+    const bool is_root = cur.path == "/";
+    // By path from the root, with no descriptor held between directories:
+    // a queue of open directories would grow with the tree's width and fail
+    // with EMFILE on big trees.
+    struct stat st{};
+    if ((is_root ? ::fstat(rootfd.get(), &st) : ::fstatat(rootfd.get(), cur.path.c_str(), &st, AT_SYMLINK_NOFOLLOW)) != 0) {
+      const int err = errno;  // before anything that may allocate
+      if (!is_gone(err)) {
+        res.errors.push_back({"stat", full_path(root, cur.path), err});
+        res.unknown.push_back({std::move(cur.path), true});
+      } else if (!is_root) {
+        // Listed but gone: removed since, or renamed in place (which keeps
+        // the parent's link count). The parent is listed again next walk.
+        seen.erase(parent_path(cur.path));
       }
-      own = UniqueFd(raw);
-      dirfd = raw;
+      continue;
     }
+    if (!S_ISDIR(st.st_mode)) continue;
     // No memory.stat: the memory controller is not enabled here, and so cannot
     // be below either (a controller is only available to children of a cgroup
     // that enables it in cgroup.subtree_control). The root is always descended:
-    // kernels before 5.x have no memory.stat in the root.
-    const bool has_memory = ::faccessat(dirfd, "memory.stat", F_OK, 0) == 0;
+    // kernels before 5.x have no memory.stat in the root. Checked at every
+    // walk: enabling the controller changes no link count.
+    scratch.assign(is_root ? "" : cur.path + "/").append("memory.stat");
+    const bool has_memory = ::faccessat(rootfd.get(), scratch.c_str(), F_OK, 0) == 0;
     if (!has_memory) {
       if (const int err = errno; !is_gone(err)) {
         res.errors.push_back({"access", full_path(root, cur.path) + "/memory.stat", err});
@@ -128,25 +145,50 @@ WalkResult walk(const std::string& root, const config::CollectorConfig& cfg) {
       if (cur.depth > 0) continue;
     }
     if (cur.depth < cfg.max_depth) {
-      if (const int err = list_subdirs(dirfd, names); err != 0 && !is_gone(err)) {
-        res.errors.push_back({"list", full_path(root, cur.path), err});
-        res.unknown.push_back({cur.path, false});
+      // A directory's link count is 2 + its subdirectories (kernfs sets it
+      // from the node's subdirectory count at every stat): same inode, same
+      // count, same children, so the listing of the last walk stands. A
+      // listing is a getdents of every entry, files included (~20 us per
+      // cgroup); the check is the stat already made.
+      const auto cached = listings_.find(cur.path);
+      bool cacheable = true;
+      // (A link count of 1 means the file system does not count
+      // subdirectories, as on btrfs: such a directory is always listed.)
+      if (!full && st.st_nlink >= 2 && cached != listings_.end() && cached->second.inode == st.st_ino &&
+          cached->second.nlink == st.st_nlink) {
+        names = cached->second.subdirs;
+        ++res.reused;
+      } else {
+        int err = 0;
+        int raw;
+        do raw = ::openat(rootfd.get(), is_root ? "." : cur.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        while (raw < 0 && errno == EINTR);
+        if (raw < 0) {
+          err = errno;
+          names.clear();
+        } else {
+          UniqueFd dir(raw);
+          err = list_subdirs(dir.get(), names);
+        }
+        ++res.listed;
+        if (err != 0 && !is_gone(err)) {
+          res.errors.push_back({"list", full_path(root, cur.path), err});
+          res.unknown.push_back({cur.path, false});
+        }
+        cacheable = err == 0;  // a failed or partial listing is made again next walk
       }
       for (const auto& name : names) queue.push_back({child_path(cur.path, name.c_str()), cur.depth + 1});
+      if (cacheable) seen[cur.path] = Listing{static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_nlink), std::move(names)};
+      names.clear();
     }
     if (!has_memory || !cfg.includes(cur.path)) continue;
     if (res.cgroups.size() >= cfg.max_cgroups) {
       ++res.limited;
       continue;
     }
-    struct stat st{};
-    if (::fstat(dirfd, &st) != 0) {
-      res.errors.push_back({"stat", full_path(root, cur.path), errno});
-      res.unknown.push_back({std::move(cur.path), true});
-      continue;
-    }
     res.cgroups.push_back({std::move(cur.path), cur.depth, static_cast<uint64_t>(st.st_ino)});
   }
+  listings_ = std::move(seen);
   std::sort(res.cgroups.begin(), res.cgroups.end(),
             [](const Found& a, const Found& b) { return path_before(a.path, b.path); });
   return res;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "config/config.h"
@@ -44,8 +45,30 @@ struct WalkResult {
   std::vector<IoError> errors;   // directories that exist but could not be read
   std::vector<Unknown> unknown;  // what those errors hid
   bool root_ok = true;           // false: the root itself could not be opened
+  uint64_t listed = 0, reused = 0;  // directories listed / whose last listing stood
 };
 
+// Walks remembering what each directory held: the next walk lists only the
+// directories whose inode or link count changed (a cgroup directory's link
+// count is 2 + its subdirectories), so a rescan of an unchanged tree costs a
+// stat and an access() per directory instead of a listing. One walker per
+// root; not thread-safe.
+class Walker {
+ public:
+  WalkResult walk(const std::string& root, const config::CollectorConfig& cfg);
+  // Every this many walks every directory is listed again, cache or not.
+  static constexpr uint64_t kFullEvery = 30;
+
+ private:
+  struct Listing {
+    uint64_t inode = 0, nlink = 0;
+    std::vector<std::string> subdirs;
+  };
+  std::unordered_map<std::string, Listing> listings_;
+  uint64_t walks_ = 0;
+};
+
+// One walk with nothing remembered.
 WalkResult walk(const std::string& root, const config::CollectorConfig& cfg);
 
 // Orders cgroup paths so that every parent sorts before its descendants and a

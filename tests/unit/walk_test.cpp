@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "config/config.h"
 #include "plugin/cgroupfs/walk.h"
@@ -118,6 +119,73 @@ TEST(Walk, WhatCouldNotBeOpenedIsUnknownNotAbsent) {
   const Unknown dir{"a", true};
   EXPECT_TRUE(dir.covers("a") && dir.covers("a/x"));
   EXPECT_FALSE(dir.covers("a-b") || dir.covers("b"));
+}
+
+TEST(Walker, AnUnchangedTreeIsNotListedAgain) {
+  fixtures::Tree t;
+  for (const char* p : {"a", "a/x", "a/y", "b", "b/z"}) t.add(p);
+  Walker w;
+  auto first = w.walk(t.root(), cfg());
+  EXPECT_EQ(first.listed, 6u);  // "/" and the five
+  auto again = w.walk(t.root(), cfg());
+  EXPECT_EQ(again.listed, 0u);
+  EXPECT_EQ(again.reused, 6u);
+  EXPECT_EQ(paths(again), paths(first));
+  EXPECT_EQ(again.cgroups[1].inode, first.cgroups[1].inode);
+}
+
+TEST(Walker, OnlyTheChangedDirectoryIsListed) {
+  fixtures::Tree t;
+  for (const char* p : {"a", "a/x", "b"}) t.add(p);
+  Walker w;
+  w.walk(t.root(), cfg());
+  t.add("a/new");
+  auto r = w.walk(t.root(), cfg());
+  EXPECT_EQ(r.listed, 2u) << "a (one more subdirectory) and the new cgroup itself";
+  EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a", "a/new", "a/x", "b"}));
+  t.remove("a/x");
+  r = w.walk(t.root(), cfg());
+  EXPECT_EQ(r.listed, 1u);
+  EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a", "a/new", "b"}));
+  t.recreate("b");  // same name, new inode: listed again
+  r = w.walk(t.root(), cfg());
+  EXPECT_EQ(r.listed, 1u);
+}
+
+TEST(Walker, ARenameInPlaceIsFoundAtTheNextWalk) {
+  // A rename keeps the parent's link count: the old name is found gone, and
+  // the parent is listed again at the next walk.
+  fixtures::Tree t;
+  for (const char* p : {"a", "a/x"}) t.add(p);
+  Walker w;
+  w.walk(t.root(), cfg());
+  ASSERT_EQ(::rename((t.root() + "/a/x").c_str(), (t.root() + "/a/z").c_str()), 0);
+  auto r = w.walk(t.root(), cfg());
+  EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a"}));
+  r = w.walk(t.root(), cfg());
+  EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a", "a/z"}));
+}
+
+TEST(Walker, TheMemoryControllerEnabledLaterIsSeen) {
+  fixtures::Tree t;
+  t.add("a");
+  t.add_plain_dir("nomem");
+  Walker w;
+  EXPECT_EQ(paths(w.walk(t.root(), cfg())), (std::vector<std::string>{"/", "a"}));
+  // Enabling a controller changes no link count; memory.stat appearing does.
+  std::FILE* f = std::fopen((t.root() + "/nomem/memory.stat").c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  EXPECT_EQ(paths(w.walk(t.root(), cfg())), (std::vector<std::string>{"/", "a", "nomem"}));
+}
+
+TEST(Walker, EveryThirtiethWalkListsEverything) {
+  fixtures::Tree t;
+  for (const char* p : {"a", "b"}) t.add(p);
+  Walker w;
+  uint64_t full = 0;
+  for (uint64_t i = 0; i < 2 * Walker::kFullEvery; ++i) full += w.walk(t.root(), cfg()).listed == 3 ? 1u : 0u;
+  EXPECT_EQ(full, 2u);
 }
 
 TEST(PathOrder, ParentsFirstSubtreesContiguous) {
