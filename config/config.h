@@ -55,6 +55,11 @@ struct CollectorConfig {
   std::string root;  // empty: find the cgroup2 mount
   Duration probe_interval = std::chrono::seconds(1);
   Duration rescan_interval = std::chrono::seconds(10);
+  // The limits and protections (memory.min/low/high/max, swap.max) are read
+  // with memory.stat at most this often, and at once after a high, max or
+  // OOM event: they change rarely, and five opens per read cost more than
+  // the memory.stat read itself.
+  Duration limits_max_age = std::chrono::seconds(60);
   int max_depth = 8;
   uint64_t max_cgroups = 20000;
   double max_stat_reads_per_second = 0;  // host-wide read budget; 0: unlimited

@@ -179,7 +179,7 @@ class Loader {
   }
 
   void load_collector(const toml::table& t, CollectorConfig& c) const {
-    check_keys(t, "collector", {"root", "probe_interval", "rescan_interval", "max_depth", "max_cgroups",
+    check_keys(t, "collector", {"root", "probe_interval", "rescan_interval", "limits_max_age", "max_depth", "max_cgroups",
                                 "max_stat_reads_per_second", "include", "exclude"});
     if (auto* n = t.get("max_stat_reads_per_second")) {
       auto v = n->value<double>();
@@ -194,6 +194,7 @@ class Loader {
     }
     if (auto* n = t.get("probe_interval")) c.probe_interval = duration(*n, "collector.probe_interval");
     if (auto* n = t.get("rescan_interval")) c.rescan_interval = duration(*n, "collector.rescan_interval");
+    if (auto* n = t.get("limits_max_age")) c.limits_max_age = duration(*n, "collector.limits_max_age", true);
     if (auto* n = t.get("max_depth")) c.max_depth = static_cast<int>(integer(*n, "collector.max_depth", 0, 64));
     if (auto* n = t.get("max_cgroups"))
       c.max_cgroups = static_cast<uint64_t>(integer(*n, "collector.max_cgroups", 1, 10'000'000));
@@ -328,6 +329,7 @@ std::string describe(const Config& c) {
   o << "collector: root=" << (c.collector.root.empty() ? "(auto)" : c.collector.root)
     << " probe_interval=" << format_duration(c.collector.probe_interval)
     << " rescan_interval=" << format_duration(c.collector.rescan_interval)
+    << " limits_max_age=" << format_duration(c.collector.limits_max_age)
     << " max_depth=" << c.collector.max_depth << " max_cgroups=" << c.collector.max_cgroups
     << " max_stat_reads_per_second=" << (c.collector.max_stat_reads_per_second > 0 ? std::to_string(c.collector.max_stat_reads_per_second) : "off") << "\n";
   o << "  include:";

@@ -96,7 +96,7 @@ const MetricDef kTable[] = {
    "Highest memory.current recorded for the cgroup (memory.peak)." MEMCG_CACHED,
    [](const CV& c, const Ctx&, Sink& s) { if (c.stat && c.stat->peak) s.add(d(*c.stat->peak)); }},
   {"memcg_memory_limit_bytes", Profile::lean, MetricType::Gauge, "limit",
-   "Memory limits and protections that are set: memory.high, max, swap.max below max, memory.min, low above 0 (+Inf for max); absent = not set (the full profile shows every one, unlimited as +Inf)." MEMCG_CACHED,
+   "Memory limits and protections that are set: memory.high, max, swap.max below max, memory.min, low above 0 (+Inf for max); absent = not set (the full profile shows every one, unlimited as +Inf). Read with memory.stat at most every collector.limits_max_age (60 s by default) and at once after a high, max or OOM event.",
    [](const CV& c, const Ctx& x, Sink& s) {
      if (!c.stat) return;
      for (size_t k = 0; k < lim_count; ++k) {

@@ -16,7 +16,7 @@ inline constexpr size_t kFileKindCount = 11;
 
 enum class FileAccess : unsigned char {
   kept,       // opened at discovery, re-read with one pread per use
-  with_stat,  // opened, read and closed with each memory.stat read (changes rarely)
+  with_stat,  // opened, read and closed with memory.stat, at most every limits_max_age (changes rarely)
 };
 
 struct CgroupFile {
@@ -32,7 +32,7 @@ inline constexpr std::array<CgroupFile, kFileKindCount> kCgroupFiles = {{
     {FileKind::swap_current, "memory.swap.current", FileAccess::kept},
     {FileKind::events, "memory.events", FileAccess::kept},
     {FileKind::pressure, "memory.pressure", FileAccess::kept},
-    {FileKind::peak, "memory.peak", FileAccess::with_stat},
+    {FileKind::peak, "memory.peak", FileAccess::kept},
     {FileKind::min, "memory.min", FileAccess::with_stat},
     {FileKind::low, "memory.low", FileAccess::with_stat},
     {FileKind::high, "memory.high", FileAccess::with_stat},

@@ -111,7 +111,7 @@ CgroupReader::Probe CgroupReader::probe(const CgroupEntry& e, TimePoint now, boo
   return out;
 }
 
-CgroupReader::StatRead CgroupReader::read_stat(const CgroupEntry& e, PassReport& report) {
+CgroupReader::StatRead CgroupReader::read_stat(const CgroupEntry& e, bool limits, PassReport& report) {
   StatRead out;
   const TimePoint t0 = clock_.now();
   const Duration c0 = clock_.thread_cpu();
@@ -140,14 +140,20 @@ CgroupReader::StatRead CgroupReader::read_stat(const CgroupEntry& e, PassReport&
       rec->has_rate.set(k);
     }
   }
-  // Limits and peak: rarely-changing or only meaningful next to the breakdown,
-  // so they are read with it rather than kept open (6 fds per cgroup with its
-  // directory, not 12).
-  for (size_t k = 0; k < lim_count; ++k) {
-    const FileRead lr = read(e, kLimitKinds[k], report);
-    if (lr.status != Status::ok) continue;
-    rec->limits[k] = parse::parse_single_value(lr.text);
-    if (!rec->limits[k]) parse_error(kLimitKinds[k]);
+  // Limits: rarely changing, so not kept open (7 fds per cgroup with its
+  // directory, not 12) and read only when the collector asks (at most every
+  // limits_max_age): five opens would cost more than memory.stat itself.
+  if (limits || !e.record) {
+    rec->limits_read_at = t0;
+    for (size_t k = 0; k < lim_count; ++k) {
+      const FileRead lr = read(e, kLimitKinds[k], report);
+      if (lr.status != Status::ok) continue;
+      rec->limits[k] = parse::parse_single_value(lr.text);
+      if (!rec->limits[k]) parse_error(kLimitKinds[k]);
+    }
+  } else {
+    rec->limits = e.record->limits;
+    rec->limits_read_at = e.record->limits_read_at;
   }
   // PSI totals of a quiet cgroup are refreshed here, with the breakdown.
   out.psi = e.probe.psi;

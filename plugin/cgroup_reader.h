@@ -43,8 +43,9 @@ class CgroupReader {
     Duration wall{0}, cpu{0};  // the memory.stat read itself: wall and reading-thread CPU time
     bool gone = false;
   };
-  // memory.stat, timed, with the limits, memory.peak and memory.pressure.
-  StatRead read_stat(const CgroupEntry& e, PassReport& report);
+  // memory.stat, timed, with memory.peak, memory.pressure and, when
+  // `limits` (else the previous record's are kept), the limits.
+  StatRead read_stat(const CgroupEntry& e, bool limits, PassReport& report);
 
  private:
   enum class Status { ok, absent, gone, failed };

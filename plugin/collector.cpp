@@ -47,8 +47,13 @@ bool Collector::request_refresh(config::Glob glob) {
   return true;
 }
 
-void Collector::read_stat(CgroupEntry& e, cache::ReadReason reason, PassReport& report) {
-  CgroupReader::StatRead r = reader_.read_stat(e, report);
+void Collector::read_stat(CgroupEntry& e, cache::ReadReason reason, TimePoint now, PassReport& report) {
+  // Limits with this read when they are due, or when the read is about a
+  // limit (a high/max/OOM event) or asked for (initial, forced).
+  const bool limits = !e.record || reason == cache::ReadReason::event || reason == cache::ReadReason::forced ||
+                      reason == cache::ReadReason::initial ||
+                      now - e.record->limits_read_at >= config_.collector.limits_max_age;
+  CgroupReader::StatRead r = reader_.read_stat(e, limits, report);
   if (r.gone) e.gone = true;
   if (!r.record) return;  // an error keeps the old values and the pending change: retried next pass
   if (r.psi_read) {
@@ -165,7 +170,7 @@ void Collector::read_wanted(TimePoint now, PassReport& report) {
   auto& entries = table_.entries();
   const double per_second = config_.collector.max_stat_reads_per_second;
   if (per_second <= 0) {
-    for (const auto& w : wanted_) read_stat(entries[w.index], w.reason, report);
+    for (const auto& w : wanted_) read_stat(entries[w.index], w.reason, now, report);
     return;
   }
   // Over budget: the most urgent reads now, the rest served from cache and
@@ -175,7 +180,7 @@ void Collector::read_wanted(TimePoint now, PassReport& report) {
   chosen_.assign(entries.size(), 0);
   for (const auto& w : chosen) {
     chosen_[w.index] = 1;
-    read_stat(entries[w.index], w.reason, report);
+    read_stat(entries[w.index], w.reason, now, report);
   }
   for (const auto& w : wanted_) {
     if (chosen_[w.index]) continue;

@@ -61,7 +61,7 @@ class Collector {
   static constexpr size_t kMaxPendingRefresh = 32;
 
  private:
-  void read_stat(CgroupEntry& e, cache::ReadReason reason, PassReport& report);
+  void read_stat(CgroupEntry& e, cache::ReadReason reason, TimePoint now, PassReport& report);
   void decide(TimePoint now, PassReport& report);  // probes taken: which cgroups want a read -> wanted_
   void read_wanted(TimePoint now, PassReport& report);
   void publish(TimePoint started);

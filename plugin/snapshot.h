@@ -48,6 +48,7 @@ struct StatRecord {
   std::array<double, parse::kStatKeyCount> rate{};  // per second, vs the previous read
   parse::KeySet has_rate;
   std::array<std::optional<parse::SingleValue>, lim_count> limits;
+  TimePoint limits_read_at{};  // limits are read at most every collector.limits_max_age
   std::optional<uint64_t> peak;
 };
 

@@ -100,7 +100,7 @@ panel("Read and parse errors", [(f"sum by (instance, file) (increase(memcg_expor
 panel("Cgroups collected / left out", [(f"memcg_exporter_cgroups{{{I}}}", "{{instance}} collected"),
                                       (f"memcg_exporter_cgroups_limited{{{I}}}", "{{instance}} left out: max_cgroups"),
                                       (f"sum by (instance, reason) (memcg_exporter_cgroups_left_out{{{I}}})", "{{instance}} left out: {{reason}}")], "short",
-      description="Left out: over collector.max_cgroups, or without room for their file descriptors (raise LimitNOFILE=: 6 per cgroup + 1200).")
+      description="Left out: over collector.max_cgroups, or without room for their file descriptors (raise LimitNOFILE=: 7 per cgroup + 1200).")
 panel("Exporter CPU", [(f"rate(process_cpu_seconds_total{{{I}}}[{RI}])", "{{instance}}")], "percentunit")
 panel("Exporter RSS", [(f"process_resident_memory_bytes{{{I}}}", "{{instance}}")], "bytes")
 

@@ -270,6 +270,30 @@ TEST_F(CollectorTest, MemoryEventsTriggerARead) {
   EXPECT_EQ(reads(*c, "a/y", ReadReason::event), 1u);
 }
 
+TEST_F(CollectorTest, LimitsAreReadAtMostEveryLimitsMaxAgeAndAfterALimitEvent) {
+  cfg.collector.limits_max_age = 60s;
+  auto c = make();
+  pass(*c);
+  auto max_of = [&] { return view(*c, "b").stat->limits[lim_max]; };
+  ASSERT_TRUE(max_of() && max_of()->unlimited);
+  tree.write("b", "memory.max", "104857600\n");
+  tree.write("b", "memory.peak", "3145728\n");
+  grow("b", 1 << 20);  // a threshold read: memory.stat and memory.peak, not the limits yet
+  pass(*c);
+  EXPECT_EQ(reads(*c, "b", ReadReason::threshold), 1u);
+  EXPECT_TRUE(max_of()->unlimited) << "limits read at most every 60 s";
+  EXPECT_EQ(*view(*c, "b").stat->peak, 3145728u) << "memory.peak is kept open and read with every memory.stat read";
+  for (int i = 0; i < 75; ++i) pass(*c);  // the first max_age read 60 s after the last limits read brings them
+  ASSERT_FALSE(max_of()->unlimited) << "max_age reads: " << reads(*c, "b", ReadReason::max_age);
+  EXPECT_EQ(max_of()->value, 104857600u);
+  // A limit event reads them at once.
+  tree.write("b", "memory.high", "52428800\n");
+  tree.set_event("b", "high", 7);
+  pass(*c);
+  EXPECT_EQ(reads(*c, "b", ReadReason::event), 1u);
+  EXPECT_EQ(view(*c, "b").stat->limits[lim_high]->value, 52428800u);
+}
+
 TEST_F(CollectorTest, PressureIsReadWhenTheCgroupMovesOrWithMemoryStat) {
   auto c = make();
   pass(*c);

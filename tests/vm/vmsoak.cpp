@@ -245,12 +245,12 @@ int main(int argc, char** argv) {
         fail("samples", "the exporter (pid " + std::to_string(o.pid) + ") could not be sampled");
         break;
       }
-    // The exporter holds 6 fds per cgroup and learns of creations and
+    // The exporter holds 7 fds per cgroup and learns of creations and
     // removals within one rescan plus one probe, so at any moment up to
     // rate x (rescan + probe) cgroups may be counted differently: that much
     // wobble is churn, more is a leak (a leak of one fd per removed cgroup
     // would add thousands here).
-    const long slack = 6 * static_cast<long>(static_cast<double>(ops.load()) / secs * (o.rescan + o.probe) + 1);
+    const long slack = 7 * static_cast<long>(static_cast<double>(ops.load()) / secs * (o.rescan + o.probe) + 1);
     if (fd_b > fd_a + slack)
       fail("fds", "grew from " + std::to_string(fd_a) + " to " + std::to_string(fd_b) + " (churn allows " + std::to_string(slack) + ")");
     if (rss_b > rss_a + std::max(rss_a / 10, 1024L)) fail("rss", "grew from " + std::to_string(rss_a) + " to " + std::to_string(rss_b) + " KiB");
