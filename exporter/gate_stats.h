@@ -15,4 +15,10 @@ struct GateStats {
   std::atomic<uint64_t> relayed{0};        // open and handed to a worker
 };
 
+// CPU time spent answering /metrics (rendering, compressing, sending), in
+// nanoseconds, summed over the threads that served it.
+struct ScrapeCpu {
+  std::atomic<uint64_t> ns{0};
+};
+
 }  // namespace memcg::exporter

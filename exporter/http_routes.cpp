@@ -1,6 +1,8 @@
 #include "exporter/http_routes.h"
 
+#include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <map>
 #include <mutex>
 
@@ -47,6 +49,8 @@ class MetricsEndpoint final : public Route {
   explicit MetricsEndpoint(WebBackend& b) : Route("/metrics", true, false), b_(b) {}
   void get(mg_connection* c) override {
     const auto t0 = std::chrono::steady_clock::now();
+    timespec cpu0{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
     const auto snap = b_.snapshot();
     const auto cfg = b_.config();
     const char* ae = mg_get_header(c, "Accept-Encoding");
@@ -64,6 +68,10 @@ class MetricsEndpoint final : public Route {
     cache_.drop_before(b_.snapshot()->pass);  // superseded while we sent it: free it now
     release_freed_memory();
     b_.status().last_scrape_seconds.store(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    timespec cpu1{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+    const int64_t ns = (cpu1.tv_sec - cpu0.tv_sec) * 1'000'000'000 + (cpu1.tv_nsec - cpu0.tv_nsec);
+    b_.status().scrape_cpu.ns.fetch_add(static_cast<uint64_t>(std::max<int64_t>(ns, 0)), std::memory_order_relaxed);
   }
 
  private:

@@ -265,6 +265,14 @@ const MetricDef kTable[] = {
   {"memcg_exporter_scrape_duration_seconds", Profile::lean, MetricType::Gauge, "",
    "Time taken by the previous /metrics request to build, serialize and compress the response.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(x.status.last_scrape_seconds.load()); }},
+  {"memcg_exporter_cpu_seconds_total", Profile::lean, MetricType::Counter, "phase",
+   "CPU time of the daemon by what it did: phase=probe (the cheap files of every cgroup, propagation, decisions), read (memory.stat re-reads with memory.peak, memory.pressure and limits), rescan (discovery), scrape (answering /metrics). process_cpu_seconds_total minus their sum is the rest (HTTP connections, logging, start-up).", nullptr,
+   [](const Ctx& x, Sink& s) {
+     s.add(to_seconds(x.snap.probe_cpu), {{"phase", "probe"}});
+     s.add(to_seconds(x.snap.read_cpu), {{"phase", "read"}});
+     s.add(to_seconds(x.snap.rescan_cpu), {{"phase", "rescan"}});
+     s.add(static_cast<double>(x.status.scrape_cpu.ns.load()) / 1e9, {{"phase", "scrape"}});
+   }},
   {"memcg_exporter_http_connections", Profile::lean, MetricType::Gauge, "state",
    "Client connections open: state=waiting (request head not complete yet, or waiting for a worker; costs a descriptor, no worker) or relayed (served by a worker).", nullptr,
    [](const Ctx& x, Sink& s) {

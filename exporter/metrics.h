@@ -29,6 +29,7 @@ struct DaemonStatus {
   std::atomic<double> last_scrape_seconds{0};  // duration of the previous /metrics request
   std::atomic<uint64_t> pass_overruns{0};      // passes that took longer than probe_interval
   GateStats http;                              // the web server's connections
+  ScrapeCpu scrape_cpu;                        // /metrics requests' CPU
 };
 
 // Everything a metric getter may look at.

@@ -92,11 +92,15 @@ void Collector::count_skip(CgroupEntry& e, PassReport& report) noexcept {
 PassReport Collector::run_pass() {
   PassReport report;
   const TimePoint now = clock_.now();
+  const Duration cpu0 = clock_.thread_cpu();
+  Duration cpu1 = cpu0;
   if (need_rescan_ || now - last_rescan_ >= config_.collector.rescan_interval) {
     table_.rescan(root_, config_, report, counters_);
     need_rescan_ = false;
     last_rescan_ = now;
     if (table_.root_ok()) last_good_rescan_wall_ = clock_.wall();
+    cpu1 = clock_.thread_cpu();
+    counters_.rescan_cpu += cpu1 - cpu0;
   }
   refresh_records(report.rescanned, now, report);
   const bool host_swap = io_.host_has_swap();
@@ -124,7 +128,11 @@ PassReport Collector::run_pass() {
   }
   cache::subtree_change(table_.parents(), deltas_, change_, scratch_a_, scratch_b_);
   decide(now, report);
+  const Duration cpu2 = clock_.thread_cpu();
   read_wanted(now, report);
+  const Duration cpu3 = clock_.thread_cpu();
+  counters_.probe_cpu += cpu2 - cpu1;  // records, events, probes, propagation, decisions
+  counters_.read_cpu += cpu3 - cpu2;   // memory.stat reads with peak, pressure and limits
 
   table_.erase_gone(report);
   report.root_ok = table_.root_ok();
@@ -211,6 +219,9 @@ void Collector::publish(TimePoint started) {
                                        e.read_wall, e.read_cpu, e.max_age_violations});
   snap->cgroups_limited = table_.limited();
   snap->cgroups_no_memory = table_.no_memory();
+  snap->rescan_cpu = counters_.rescan_cpu;
+  snap->probe_cpu = counters_.probe_cpu;
+  snap->read_cpu = counters_.read_cpu;
   snap->left_out = table_.left_out();
   snap->cgroup_fds = table_.open_fds();
   snap->cgroup_fd_budget = table_.fd_budget();

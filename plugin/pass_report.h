@@ -49,6 +49,9 @@ struct Counters {
   uint64_t deferred = 0;  // reads the read budget postponed (also skips)
   ReadHistogram read_seconds;
   PassHistogram pass_seconds;
+  // CPU time of the collector thread by phase (CLOCK_THREAD_CPUTIME_ID): what
+  // the daemon costs, decomposed (memcg_exporter_cpu_seconds_total).
+  Duration rescan_cpu{0}, probe_cpu{0}, read_cpu{0};
 };
 
 }  // namespace memcg

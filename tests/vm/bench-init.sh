@@ -13,8 +13,10 @@ n=10000
 ticks=40
 synthetic=1
 scrape_only=0
+cost=0
 for a in $(cat /proc/cmdline); do
   case $a in
+    memcg_bench_cost=*) cost=${a#*=} ;;
     memcg_bench_n=*) n=${a#*=} ;;
     memcg_bench_ticks=*) ticks=${a#*=} ;;
     memcg_bench_synthetic=*) synthetic=${a#*=} ;;
@@ -27,6 +29,40 @@ echo "+memory" > $CG/cgroup.subtree_control
 mkdir $CG/agent
 echo $$ > $CG/agent/cgroup.procs
 rc=0
+
+if [ "$cost" = 1 ]; then
+  # The whole daemon at its default configuration over N real cgroups shaped
+  # like a node (bench/qQ/podP/cC), 8 leaves churning memory, one gzip scrape
+  # every 15 s, decomposed by memcg-cost; then the bare memory.current loop
+  # over the same cgroups, alone, for the same time.
+  mkdir -p $CG/bench
+  echo +memory > $CG/bench/cgroup.subtree_control
+  pods=$(( (n - 4) / 4 ))
+  for q in 0 1 2; do mkdir -p $CG/bench/q$q; echo +memory > $CG/bench/q$q/cgroup.subtree_control; done
+  p=0
+  while [ $p -lt $pods ]; do
+    d=$CG/bench/q$((p % 3))/pod$p
+    mkdir $d
+    echo +memory > $d/cgroup.subtree_control
+    mkdir $d/c0 $d/c1 $d/c2
+    p=$((p + 1))
+  done
+  for p in 0 1 2 3 4 5 6 7; do
+    sh -c 'echo $$ > "$0/cgroup.procs" && exec memcg-vmload wave 16' "$CG/bench/q$((p % 3))/pod$p/c0" >/dev/null 2>&1 &
+  done
+  echo "VMBENCH cost: $(find $CG/bench -type d | wc -l) cgroups under bench, 8 busy leaves"
+  mkdir $CG/daemon
+  sh -c 'echo $$ > /sys/fs/cgroup/daemon/cgroup.procs && exec memcg-exporter --root /sys/fs/cgroup/bench --web.listen-address 127.0.0.1:9756' >/tmp/exporter.log 2>&1 &
+  xpid=$!
+  i=0
+  while [ $i -lt 120 ] && ! wget -qO /dev/null http://127.0.0.1:9756/-/ready 2>/dev/null; do sleep 1; i=$((i + 1)); done
+  sleep 30  # past the initial reads and the first refreshes
+  memcg-cost --port 9756 --pid $xpid --seconds "${ticks}" --scrape-every 15 --bare $CG/bench 2>&1 | sed 's/^/VMBENCH /' || rc=1
+  grep -E 'level=(warning|error)' /tmp/exporter.log | head -n 5 | sed 's/^/VMBENCH log: /'
+  echo "VMBENCH done rc=$rc"
+  memcg-vmload exit $rc
+  poweroff -f
+fi
 
 if [ "$scrape_only" = 1 ]; then
   # One collector over a Kubernetes-shaped tmpfs tree with 1 % changing, then

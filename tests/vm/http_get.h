@@ -10,7 +10,8 @@
 #include <cstdint>
 #include <string>
 
-inline std::string http_get(int port, const std::string& path) {
+// `headers`: extra request header lines, each ending in \r\n.
+inline std::string http_get(int port, const std::string& path, const std::string& headers = "") {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -20,7 +21,7 @@ inline std::string http_get(int port, const std::string& path) {
     close(fd);
     return {};
   }
-  const std::string req = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
+  const std::string req = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n" + headers + "\r\n";
   if (write(fd, req.data(), req.size()) < 0) {
     close(fd);
     return {};

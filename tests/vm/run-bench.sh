@@ -7,6 +7,8 @@
 # Usage: tests/vm/run-bench.sh BUILD_DIR [N=10000] [TICKS=40]
 #        SYNTHETIC=0 skips the tmpfs tree (the real cgroups and the daemon only)
 #        SCRAPE_ONLY=1 only measures one scrape per profile (memcg-bench --scrape-only)
+#        COST=1: the whole daemon (default configuration) over N real cgroups for
+#        TICKS seconds, decomposed by memcg-cost, next to the bare memory.current loop
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
@@ -23,7 +25,7 @@ ir="$work/ir"
 vm_initramfs_root "$ir"
 vm_copy_with_libs "$build/tests/memcg-bench" "$ir" bin
 vm_copy_with_libs "$build/exporter/memcg-exporter" "$ir" bin
-install -m755 "$build/tests/memcg-vmload" "$ir/bin/"
+install -m755 "$build/tests/memcg-vmload" "$build/tests/memcg-cost" "$ir/bin/"
 install -m755 "$here/bench-init.sh" "$ir/init"
 # The synthetic tree's real memory.stat bodies, where the binary looks for them.
 fixtures="$here/../fixtures/kernel-6.1"
@@ -35,7 +37,7 @@ vm_log "booting $(basename "$kernel"): memcg-bench over $n cgroups, $ticks ticks
 set +e
 # 6 GiB: the tmpfs tree, N real memcgs and two collectors' state.
 timeout 3600 "${VM_QEMU[@]}" -m 6144 -kernel "$kernel" -initrd "$work/initramfs.gz" \
-  -append "console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks memcg_bench_synthetic=${SYNTHETIC:-1} memcg_bench_scrape=${SCRAPE_ONLY:-0}" </dev/null > "$work/serial.log" 2>&1
+  -append "console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks memcg_bench_synthetic=${SYNTHETIC:-1} memcg_bench_scrape=${SCRAPE_ONLY:-0} memcg_bench_cost=${COST:-0}" </dev/null > "$work/serial.log" 2>&1
 rc=$?
 set -e
 grep -aE '^(VMBENCH|memcg-bench|\|)' "$work/serial.log" || true

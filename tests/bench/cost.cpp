@@ -1,0 +1,203 @@
+// memcg-cost: what a running memcg-exporter costs, decomposed, next to the
+// physical floor, in one run. Works against any exporter (a fixture tree on
+// the build host, the real kernel in the VM, a production host).
+//
+// For --seconds it scrapes /metrics every --scrape-every seconds as
+// Prometheus does (Accept-Encoding: gzip), and from the first to the last
+// scrape takes the daemon's CPU from /proc/PID/task/*/schedstat (nanoseconds,
+// every thread) and its own decomposition from
+// memcg_exporter_cpu_seconds_total{phase}. Each interval holds exactly one
+// scrape (a scrape's CPU is counted when it ends, after its body was built).
+// With --bare ROOT it then runs the floor of any collector, alone (the
+// exporter is stopped with SIGSTOP meanwhile and continued after): one pread
+// of memory.current per cgroup per second on kept-open fds, over the cgroups
+// under ROOT (the same tree), for the same time.
+//
+// Usage: memcg-cost --port P --pid PID [--seconds 60] [--scrape-every 15] [--bare ROOT]
+// Prints "COST ..." lines and a Markdown table: CPU per cgroup per second by
+// part, and each as a multiple of the bare loop.
+#include <dirent.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/vm/http_get.h"
+
+namespace {
+
+double thread_cpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// CPU of every thread of `pid`, in seconds (schedstat: nanoseconds on CPU).
+double process_cpu(pid_t pid) {
+  double total = 0;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      if (FILE* f = std::fopen((dir + "/" + e->d_name + "/schedstat").c_str(), "re")) {
+        unsigned long long ns = 0;
+        if (std::fscanf(f, "%llu", &ns) == 1) total += static_cast<double>(ns) / 1e9;
+        std::fclose(f);
+      }
+    }
+    closedir(d);
+  }
+  return total;
+}
+
+std::string gunzip(const std::string& in) {
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return {};
+  std::string out;
+  char buf[65536];
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  int rc;
+  do {
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof buf;
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - z.avail_out);
+  } while (rc == Z_OK);
+  inflateEnd(&z);
+  return rc == Z_STREAM_END ? out : std::string();
+}
+
+struct Reading {
+  double process = 0;                  // the daemon's CPU
+  std::map<std::string, double> phase;  // memcg_exporter_cpu_seconds_total
+  double cgroups = 0;
+  bool ok = false;
+};
+
+Reading scrape(int port, pid_t pid) {
+  Reading r;
+  const std::string body = gunzip(http_get(port, "/metrics", "Accept-Encoding: gzip\r\n"));
+  r.process = process_cpu(pid);
+  const std::string key = "memcg_exporter_cpu_seconds_total{phase=\"";
+  for (size_t pos = 0; (pos = body.find('\n', pos)) != std::string::npos;) {
+    ++pos;
+    if (body.compare(pos, key.size(), key) == 0) {
+      const size_t q = body.find('"', pos + key.size());
+      r.phase[body.substr(pos + key.size(), q - pos - key.size())] = std::atof(body.c_str() + body.find(' ', q) + 1);
+    } else if (body.compare(pos, 23, "memcg_exporter_cgroups ") == 0) {
+      r.cgroups = std::atof(body.c_str() + pos + 23);
+    }
+  }
+  r.ok = !r.phase.empty();
+  return r;
+}
+
+// Every memory.current under root, kept open.
+void open_currents(const std::string& dir, std::vector<int>& fds) {
+  const int fd = open((dir + "/memory.current").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) fds.push_back(fd);
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  std::vector<std::string> subs;
+  while (dirent* e = readdir(d))
+    if (e->d_type == DT_DIR && e->d_name[0] != '.') subs.emplace_back(e->d_name);
+  closedir(d);
+  for (const auto& s : subs) open_currents(dir + "/" + s, fds);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int port = 9756;
+  pid_t pid = 0;
+  double seconds = 60, every = 15;
+  std::string bare;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--port") port = std::atoi(v.c_str());
+    else if (k == "--pid") pid = static_cast<pid_t>(std::atoi(v.c_str()));
+    else if (k == "--seconds") seconds = std::atof(v.c_str());
+    else if (k == "--scrape-every") every = std::atof(v.c_str());
+    else if (k == "--bare") bare = v;
+    else {
+      std::fprintf(stderr, "memcg-cost: unknown option %s\n", k.c_str());
+      return 64;
+    }
+  }
+  if (pid <= 0 || every <= 0 || seconds < every) {
+    std::fprintf(stderr, "usage: memcg-cost --port P --pid PID [--seconds S >= scrape-every] [--scrape-every S] [--bare ROOT]\n");
+    return 64;
+  }
+  using Clock = std::chrono::steady_clock;
+  const int intervals = static_cast<int>(seconds / every);
+  Reading first = scrape(port, pid);
+  if (!first.ok) {
+    std::fprintf(stderr, "memcg-cost: no memcg_exporter_cpu_seconds_total at 127.0.0.1:%d\n", port);
+    return 1;
+  }
+  const auto t0 = Clock::now();
+  Reading last = first;
+  for (int i = 1; i <= intervals; ++i) {
+    std::this_thread::sleep_until(t0 + std::chrono::duration<double>(i * every));
+    last = scrape(port, pid);
+  }
+  const double window = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double n = last.cgroups > 0 ? last.cgroups : 1;
+  auto per = [&](double cpu) { return cpu / n / window * 1e6; };  // us per cgroup per second
+
+  double bare_us = 0;
+  size_t bare_n = 0;
+  if (!bare.empty()) {
+    std::vector<int> fds;
+    open_currents(bare, fds);
+    bare_n = fds.size();
+    char buf[64];
+    double cpu = 0;
+    kill(pid, SIGSTOP);
+    const auto b0 = Clock::now();
+    for (int tick = 0; tick < static_cast<int>(window); ++tick) {
+      std::this_thread::sleep_until(b0 + std::chrono::seconds(tick));
+      const double c0 = thread_cpu();
+      for (int fd : fds) (void)!pread(fd, buf, sizeof buf, 0);
+      cpu += thread_cpu() - c0;
+    }
+    kill(pid, SIGCONT);
+    for (int fd : fds) close(fd);
+    bare_us = bare_n ? cpu / static_cast<double>(bare_n) / std::max(1.0, std::floor(window)) * 1e6 : 0;
+  }
+
+  double phases = 0;
+  std::printf("COST cgroups=%.0f window=%.1fs scrapes=%d (gzip, every %.0f s)%s\n", n, window, intervals, every,
+              bare.empty() ? "" : (" bare loop over " + std::to_string(bare_n) + " cgroups").c_str());
+  std::printf("COST\nCOST | part | CPU in the window | us per cgroup per second |%s\nCOST |---|---|---|%s\n",
+              bare_us > 0 ? " x bare loop |" : "", bare_us > 0 ? "---|" : "");
+  auto row = [&](const char* name, double cpu) {
+    std::printf("COST | %s | %.3f ms | %.2f |", name, cpu * 1e3, per(cpu));
+    if (bare_us > 0) std::printf(" %.2fx |", per(cpu) / bare_us);
+    std::printf("\n");
+  };
+  for (const char* p : {"probe", "read", "rescan", "scrape"}) {
+    const double cpu = last.phase[p] - first.phase[p];
+    phases += cpu;
+    row(p, cpu);
+  }
+  const double whole = last.process - first.process;
+  row("other (HTTP connections, logging)", whole - phases);
+  row("whole daemon", whole);
+  if (bare_us > 0) std::printf("COST | bare memory.current loop | | %.2f | 1.00x |\n", bare_us);
+  return 0;
+}

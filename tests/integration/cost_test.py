@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""memcg-cost against a running exporter on a fixture tree: every part of the
+decomposition is reported, the parts add up to the whole daemon, and the bare
+loop ran over the same cgroups."""
+import argparse, re, subprocess
+from harness import Tree, Exporter, write_config, run_tests
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--exporter", required=True)
+ap.add_argument("--fixture", required=True)
+ap.add_argument("--cost", required=True)
+args = ap.parse_args()
+
+def test_decomposition_adds_up():
+    tree = Tree(args.fixture, "containers")
+    cfg = '[collector]\nprobe_interval = "100ms"\nrescan_interval = "300ms"\n[defaults]\nmax_age = "1s"\n'
+    with Exporter(args.exporter, tree.root, write_config(cfg)) as ex:
+        out = subprocess.run([args.cost, "--port", str(ex.port), "--pid", str(ex.proc.pid), "--seconds", "4",
+                              "--scrape-every", "1", "--bare", tree.root], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        print(out.stdout)
+        rows = {m.group(1): (float(m.group(2)), float(m.group(3)))
+                for m in re.finditer(r"^COST \| ([^|]+?) \| ([0-9.-]+) ms \| ([0-9.-]+) \|", out.stdout, re.M)}
+        for part in ("probe", "read", "rescan", "scrape", "whole daemon"):
+            assert part in rows, (part, out.stdout)
+        # Passes, reads, rescans and four scrapes all happened in 4 s.
+        for part in ("probe", "read", "rescan", "scrape"):
+            assert rows[part][0] > 0, (part, out.stdout)
+        parts = sum(v[0] for k, v in rows.items() if k != "whole daemon")
+        assert abs(parts - rows["whole daemon"][0]) < 0.01, out.stdout  # other = whole - phases
+        assert re.search(r"bare loop over (\d+) cgroups", out.stdout), out.stdout
+        assert "| bare memory.current loop |" in out.stdout
+
+run_tests(globals())
