@@ -6,7 +6,9 @@
 # watchdog restarting a stopped loop, and a clean stop.
 # Usage: tests/vm/run-stage2.sh BUILD_DIR      (exit 0 = pass)
 # STAGE2_EXTRA (packages to add to the rootfs) and STAGE2_TEST (the guest
-# script, default stage2-test.sh) make variants: tests/vm/run-netdata.sh.
+# script, default stage2-test.sh) make variants: tests/vm/run-netdata.sh;
+# STAGE2_BINS (static binaries copied to /usr/local/bin) and STAGE2_TIMEOUT
+# (seconds, default 900) serve them.
 # The bootstrapped rootfs is cached in $MEMCG_VM_CACHE, keyed by its package list.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -56,13 +58,14 @@ rm "$root/tmp/$(basename "$deb")"
 mkdir -p "$root/etc/systemd/system/memcg-exporter.service.d"
 printf '[Service]\nWatchdogSec=4s\n' > "$root/etc/systemd/system/memcg-exporter.service.d/test-watchdog.conf"
 install -m755 "${STAGE2_TEST:-$here/stage2-test.sh}" "$root/usr/local/bin/memcg-stage2-test"
+for b in ${STAGE2_BINS:-}; do install -m755 "$b" "$root/usr/local/bin/"; done  # static helpers a variant needs
 install -m644 "$here/memcg-stage2.service" "$root/etc/systemd/system/"
 systemctl --root="$root" enable memcg-stage2.service >/dev/null 2>&1
 mkfs.ext4 -q -F -d "$root" "$work/root.img" 1G
 
 vm_log "booting $(basename "$kernel") with systemd as PID 1"
 set +e
-timeout 900 "${VM_QEMU[@]}" -kernel "$kernel" \
+timeout "${STAGE2_TIMEOUT:-900}" "${VM_QEMU[@]}" -kernel "$kernel" \
   -drive file="$work/root.img",if=none,id=d0,format=raw,cache=unsafe -device nvme,drive=d0,serial=root0 \
   -append "console=ttyS0 root=/dev/nvme0n1 rw systemd.unified_cgroup_hierarchy=1 systemd.firstboot=off panic=-1 quiet loglevel=2" \
   </dev/null > "$work/serial.log" 2>&1
