@@ -119,8 +119,12 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
   // New cgroups, shallowest first (as max_cgroups picks them): when the
   // budget runs out it is the deepest that wait, never a parent while its
   // children are collected.
-  std::stable_sort(fresh.begin(), fresh.end(),
-                   [&](size_t a, size_t b) { return found.cgroups[a].depth < found.cgroups[b].depth; });
+  // (std::sort with the path order as tie-break, not std::stable_sort: its
+  // temporary buffer is an alloc-dealloc mismatch under ASan in libstdc++ 12.)
+  std::sort(fresh.begin(), fresh.end(), [&](size_t a, size_t b) {
+    const int da = found.cgroups[a].depth, db = found.cgroups[b].depth;
+    return da != db ? da < db : a < b;
+  });
   open_fds_ = 0;
   for (const auto& e : next) open_fds_ += fds_of(e);
   left_out_ = {};

@@ -102,6 +102,12 @@ panel("Cgroups collected / left out", [(f"memcg_exporter_cgroups{{{I}}}", "{{ins
                                       (f"sum by (instance, reason) (memcg_exporter_cgroups_left_out{{{I}}})", "{{instance}} left out: {{reason}}")], "short",
       description="Left out: over collector.max_cgroups, or without room for their file descriptors (raise LimitNOFILE=: 7 per cgroup + 1200).")
 panel("Exporter CPU", [(f"rate(process_cpu_seconds_total{{{I}}}[{RI}])", "{{instance}}")], "percentunit")
+panel("Exporter CPU by phase", [(f"sum by (instance, phase) (rate(memcg_exporter_cpu_seconds_total{{{I}}}[{RI}]))", "{{instance}} {{phase}}")], "percentunit",
+      stack=True, description="probe: the cheap files of every cgroup; read: memory.stat re-reads; rescan: discovery; scrape: answering /metrics. The rest of process CPU is HTTP connections and logging.")
+panel("HTTP connections", [(f"sum by (instance, state) (memcg_exporter_http_connections{{{I}}})", "{{instance}} {{state}}"),
+                           (f"sum by (instance, reason) (rate(memcg_exporter_http_connections_refused_total{{{I}}}[{RI}]))", "{{instance}} refused/s {{reason}}"),
+                           (f"rate(memcg_exporter_http_request_head_timeouts_total{{{I}}}[{RI}])", "{{instance}} head timeouts/s")], "short",
+      description="waiting: connected, request not complete yet (no worker held); relayed: served by a worker. Refusals and head timeouts mean clients beyond the per-client or total limits, or idle/slow ones.")
 panel("Exporter RSS", [(f"process_resident_memory_bytes{{{I}}}", "{{instance}}")], "bytes")
 
 def var(name, query, label):

@@ -6,7 +6,9 @@
 #   netdata 1.37, only its cgroups plugin, every cgroup at 1 s, measured once
 #     it has charted the tree and gone quiet;
 #   memcg-exporter, the packaged service at its default configuration,
-#     scraped with gzip every 15 s by memcg-cost.
+#     scraped with gzip every 15 s by memcg-cost, its CPU decomposed;
+#   the bare loop: one pread of memory.current per cgroup per second.
+# Eight leaves churn memory throughout.
 # CPU is every thread's (/proc/PID/task/*/schedstat, nanoseconds).
 exec > /dev/ttyS0 2>&1
 set -u
@@ -26,11 +28,16 @@ for p in $(seq 0 $((pods - 1))); do
   echo "+cpu +io +memory +pids" > $d/cgroup.subtree_control
   for c in 0 1 2; do
     mkdir -p $d/c$c
-    sh -c 'echo $$ > "$0/cgroup.procs" && exec sleep infinity' "$d/c$c" &
+    # Eight leaves churn memory (a 16 MiB anonymous wave), the rest sleep.
+    if [ $c = 0 ] && [ $p -lt 8 ]; then
+      sh -c 'echo $$ > "$0/cgroup.procs" && exec memcg-vmload wave 16' "$d/c$c" >/dev/null 2>&1 &
+    else
+      sh -c 'echo $$ > "$0/cgroup.procs" && exec sleep infinity' "$d/c$c" &
+    fi
   done
 done
 bench=$(find $CG/bench -type d | wc -l)
-echo "NETDATA tree: $bench cgroups under bench ($((pods * 3)) leaves with a process), $(find $CG -mindepth 1 -type d | wc -l) on the host"
+echo "NETDATA tree: $bench cgroups under bench ($((pods * 3)) leaves with a process, 8 of them busy), $(find $CG -mindepth 1 -type d | wc -l) on the host"
 
 cpu_ns() {  # every thread of a process
   local t=0
@@ -115,7 +122,9 @@ systemctl start memcg-exporter
 for _ in $(seq 120); do curl -sf http://127.0.0.1:9756/-/ready >/dev/null && break; sleep 1; done
 sleep 30  # past the initial reads and the first refreshes
 pid=$(systemctl show -p MainPID --value memcg-exporter)
-memcg-cost --port 9756 --pid "$pid" --seconds $window --scrape-every 15 > /tmp/cost.txt
+# The same window for the bare memory.current loop over every cgroup, alone
+# (memcg-cost stops the exporter meanwhile).
+memcg-cost --port 9756 --pid "$pid" --seconds $window --scrape-every 15 --bare $CG > /tmp/cost.txt
 sed 's/^COST/NETDATA memcg-exporter/' /tmp/cost.txt
 me=$(awk -F'|' '/whole daemon/ {gsub(/ /, "", $4); print $4}' /tmp/cost.txt)
 series=$(curl -sf http://127.0.0.1:9756/metrics | grep -c '{cgroup_id=')
