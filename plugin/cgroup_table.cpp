@@ -88,6 +88,7 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
   next.reserve(found.cgroups.size());
   std::vector<unsigned char> taken(entries_.size(), 0);
   std::vector<size_t> fresh;  // indexes into found.cgroups of cgroups not collected yet
+  size_t kept_in_order = 0;
   for (size_t i = 0; i < found.cgroups.size(); ++i) {
     auto it = old_index.find(found.cgroups[i].path);
     // Same path and inode: the same cgroup, keep its state. A new inode at the
@@ -95,6 +96,7 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
     if (it != old_index.end() && entries_[it->second].id->inode == found.cgroups[i].inode) {
       taken[it->second] = 1;
       next.push_back(std::move(entries_[it->second]));
+      ++kept_in_order;
     } else {
       fresh.push_back(i);
     }
@@ -162,8 +164,11 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
     ++report.added;
   }
   report.left_out = left_out_;
-  std::sort(next.begin(), next.end(),
-            [](const CgroupEntry& a, const CgroupEntry& b) { return cgroupfs::path_before(a.id->path, b.id->path); });
+  // Kept cgroups are already in the walk's pre-order; only cgroups added or
+  // kept unseen (appended) need the sort, which a quiet rescan skips.
+  if (next.size() != kept_in_order)
+    std::sort(next.begin(), next.end(),
+              [](const CgroupEntry& a, const CgroupEntry& b) { return cgroupfs::path_before(a.id->path, b.id->path); });
   entries_ = std::move(next);
   for (auto& e : entries_) e.settings = config.settings_for(e.id->path);
   link_parents();

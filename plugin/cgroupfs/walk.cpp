@@ -129,34 +129,43 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
       continue;
     }
     if (!S_ISDIR(st.st_mode)) continue;
+    // This directory as the last walk left it: same inode and link count (2 +
+    // subdirectories; kernfs sets it from the node at every stat) means the
+    // same children. (A link count of 1 means the file system does not count
+    // subdirectories, as on btrfs: never trusted.)
+    const auto cached = listings_.find(cur.path);
+    const bool unchanged = !full && st.st_nlink >= 2 && cached != listings_.end() &&
+                           cached->second.inode == st.st_ino && cached->second.nlink == st.st_nlink;
     // No memory.stat: the memory controller is not enabled here, and so cannot
     // be below either (a controller is only available to children of a cgroup
     // that enables it in cgroup.subtree_control). The root is always descended:
-    // kernels before 5.x have no memory.stat in the root. Checked at every
-    // walk: enabling the controller changes no link count.
-    scratch.assign(is_root ? "" : cur.path + "/").append("memory.stat");
-    const bool has_memory = ::faccessat(rootfd.get(), scratch.c_str(), F_OK, 0) == 0;
+    // kernels before 5.x have no memory.stat in the root. Asked again at every
+    // walk where it was missing (enabling a controller changes no link count);
+    // where it was there, the kept fds say when it goes (ENODEV), and the
+    // periodic full walk asks everywhere.
+    bool has_memory = unchanged && cached->second.has_memory;
+    if (!has_memory) {
+      scratch.assign(is_root ? "" : cur.path + "/").append("memory.stat");
+      has_memory = ::faccessat(rootfd.get(), scratch.c_str(), F_OK, 0) == 0;
+    }
     if (!has_memory) {
       if (const int err = errno; !is_gone(err)) {
         res.errors.push_back({"access", full_path(root, cur.path) + "/memory.stat", err});
         res.unknown.push_back({cur.path, true});
       }
       ++res.no_memory;
-      if (cur.depth > 0) continue;
+      if (cur.depth > 0) {
+        seen[cur.path] = Listing{static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_nlink), {}, false};
+        continue;
+      }
     }
     if (cur.depth < cfg.max_depth) {
-      // A directory's link count is 2 + its subdirectories (kernfs sets it
-      // from the node's subdirectory count at every stat): same inode, same
-      // count, same children, so the listing of the last walk stands. A
-      // listing is a getdents of every entry, files included (~20 us per
-      // cgroup); the check is the stat already made.
-      const auto cached = listings_.find(cur.path);
+      // Unchanged: the last listing stands. A listing is a getdents of every
+      // entry, files included (~20 us per cgroup); the check is the stat
+      // already made.
       bool cacheable = true;
-      // (A link count of 1 means the file system does not count
-      // subdirectories, as on btrfs: such a directory is always listed.)
-      if (!full && st.st_nlink >= 2 && cached != listings_.end() && cached->second.inode == st.st_ino &&
-          cached->second.nlink == st.st_nlink) {
-        names = cached->second.subdirs;
+      if (unchanged && cached->second.listed) {
+        names = std::move(cached->second.subdirs);  // listings_ is replaced by `seen` at the end
         ++res.reused;
       } else {
         int err = 0;
@@ -178,8 +187,11 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
         cacheable = err == 0;  // a failed or partial listing is made again next walk
       }
       for (const auto& name : names) queue.push_back({child_path(cur.path, name.c_str()), cur.depth + 1});
-      if (cacheable) seen[cur.path] = Listing{static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_nlink), std::move(names)};
+      if (cacheable)
+        seen[cur.path] = Listing{static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_nlink), std::move(names), has_memory, true};
       names.clear();
+    } else {
+      seen[cur.path] = Listing{static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_nlink), {}, has_memory, false};
     }
     if (!has_memory || !cfg.includes(cur.path)) continue;
     if (res.cgroups.size() >= cfg.max_cgroups) {
@@ -189,8 +201,24 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
     res.cgroups.push_back({std::move(cur.path), cur.depth, static_cast<uint64_t>(st.st_ino)});
   }
   listings_ = std::move(seen);
-  std::sort(res.cgroups.begin(), res.cgroups.end(),
-            [](const Found& a, const Found& b) { return path_before(a.path, b.path); });
+  // Breadth-first order to pre-order. The sort compares paths character by
+  // character; on an unchanged tree the walk finds the same paths in the same
+  // order, so the last walk's permutation is applied instead (a string
+  // equality per cgroup rather than n log n path comparisons).
+  bool same = res.cgroups.size() == last_order_.size();
+  for (size_t i = 0; same && i < res.cgroups.size(); ++i) same = res.cgroups[i].path == last_order_[i];
+  if (!same) {
+    last_order_.clear();
+    for (const auto& f : res.cgroups) last_order_.push_back(f.path);
+    last_perm_.resize(res.cgroups.size());
+    for (size_t i = 0; i < last_perm_.size(); ++i) last_perm_[i] = static_cast<uint32_t>(i);
+    std::sort(last_perm_.begin(), last_perm_.end(),
+              [&](uint32_t a, uint32_t b) { return path_before(res.cgroups[a].path, res.cgroups[b].path); });
+  }
+  std::vector<Found> sorted;
+  sorted.reserve(res.cgroups.size());
+  for (uint32_t i : last_perm_) sorted.push_back(std::move(res.cgroups[i]));
+  res.cgroups = std::move(sorted);
   return res;
 }
 

@@ -51,8 +51,8 @@ struct WalkResult {
 // Walks remembering what each directory held: the next walk lists only the
 // directories whose inode or link count changed (a cgroup directory's link
 // count is 2 + its subdirectories), so a rescan of an unchanged tree costs a
-// stat and an access() per directory instead of a listing. One walker per
-// root; not thread-safe.
+// stat per directory instead of a listing (and an access(memory.stat) where
+// the controller was missing). One walker per root; not thread-safe.
 class Walker {
  public:
   WalkResult walk(const std::string& root, const config::CollectorConfig& cfg);
@@ -63,9 +63,13 @@ class Walker {
   struct Listing {
     uint64_t inode = 0, nlink = 0;
     std::vector<std::string> subdirs;
+    bool has_memory = false;  // memory.stat was there
+    bool listed = false;      // subdirs holds a listing (false below max_depth)
   };
   std::unordered_map<std::string, Listing> listings_;
   uint64_t walks_ = 0;
+  std::vector<std::string> last_order_;  // the last walk's cgroups in breadth-first order
+  std::vector<uint32_t> last_perm_;      // ... and the permutation that put them in pre-order
 };
 
 // One walk with nothing remembered.
