@@ -11,7 +11,9 @@
 // With --bare ROOT it then runs the floor of any collector, alone (the
 // exporter is stopped with SIGSTOP meanwhile and continued after): one pread
 // of memory.current per cgroup per second on kept-open fds, over the cgroups
-// under ROOT (the same tree), for the same time.
+// under ROOT (the same tree), for the same time; and the floor of a re-read:
+// one pread of memory.stat on a kept fd and the exporter's own parser, over
+// every cgroup, against the exporter's read phase per memory.stat read.
 //
 // Usage: memcg-cost --port P --pid PID [--seconds 60] [--scrape-every 15] [--bare ROOT]
 // Prints "COST ..." lines and a Markdown table: CPU per cgroup per second by
@@ -35,6 +37,8 @@
 #include <thread>
 #include <vector>
 
+#include "plugin/parse/flat_keyed.h"
+#include "plugin/parse/stat_keys.h"
 #include "tests/vm/http_get.h"
 
 namespace {
@@ -85,6 +89,7 @@ struct Reading {
   double process = 0;                  // the daemon's CPU
   std::map<std::string, double> phase;  // memcg_exporter_cpu_seconds_total
   double cgroups = 0;
+  double reads = 0;  // memcg_exporter_stat_reads_total, every reason
   bool ok = false;
 };
 
@@ -100,15 +105,17 @@ Reading scrape(int port, pid_t pid) {
       r.phase[body.substr(pos + key.size(), q - pos - key.size())] = std::atof(body.c_str() + body.find(' ', q) + 1);
     } else if (body.compare(pos, 23, "memcg_exporter_cgroups ") == 0) {
       r.cgroups = std::atof(body.c_str() + pos + 23);
+    } else if (body.compare(pos, 39, "memcg_exporter_stat_reads_total{reason=") == 0) {
+      r.reads += std::atof(body.c_str() + body.find(' ', pos) + 1);
     }
   }
   r.ok = !r.phase.empty();
   return r;
 }
 
-// Every memory.current under root, kept open.
-void open_currents(const std::string& dir, std::vector<int>& fds) {
-  const int fd = open((dir + "/memory.current").c_str(), O_RDONLY | O_CLOEXEC);
+// Every `file` under root, kept open.
+void open_all(const std::string& dir, const char* file, std::vector<int>& fds) {
+  const int fd = open((dir + "/" + file).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd >= 0) fds.push_back(fd);
   DIR* d = opendir(dir.c_str());
   if (!d) return;
@@ -116,7 +123,7 @@ void open_currents(const std::string& dir, std::vector<int>& fds) {
   while (dirent* e = readdir(d))
     if (e->d_type == DT_DIR && e->d_name[0] != '.') subs.emplace_back(e->d_name);
   closedir(d);
-  for (const auto& s : subs) open_currents(dir + "/" + s, fds);
+  for (const auto& s : subs) open_all(dir + "/" + s, file, fds);
 }
 
 }  // namespace
@@ -159,11 +166,11 @@ int main(int argc, char** argv) {
   const double n = last.cgroups > 0 ? last.cgroups : 1;
   auto per = [&](double cpu) { return cpu / n / window * 1e6; };  // us per cgroup per second
 
-  double bare_us = 0;
+  double bare_us = 0, bare_stat_us = 0;
   size_t bare_n = 0;
   if (!bare.empty()) {
     std::vector<int> fds;
-    open_currents(bare, fds);
+    open_all(bare, "memory.current", fds);
     bare_n = fds.size();
     char buf[64];
     double cpu = 0;
@@ -175,6 +182,22 @@ int main(int argc, char** argv) {
       for (int fd : fds) (void)!pread(fd, buf, sizeof buf, 0);
       cpu += thread_cpu() - c0;
     }
+    // The re-read floor: pread + parse of memory.stat, every cgroup, 5 rounds.
+    std::vector<int> stats;
+    open_all(bare, "memory.stat", stats);
+    std::string text(64 * 1024, '\0');
+    memcg::parse::LayoutCache layout;
+    memcg::parse::StatValues values;
+    const double s0 = thread_cpu();
+    for (int round = 0; round < 5; ++round)
+      for (int fd : stats) {
+        const ssize_t got = pread(fd, text.data(), text.size(), 0);
+        if (got > 0)
+          (void)memcg::parse::parse_flat_keyed({text.data(), static_cast<size_t>(got)}, memcg::parse::stat_key_table(), layout,
+                                               values.out());
+      }
+    bare_stat_us = stats.empty() ? 0 : (thread_cpu() - s0) / 5 / static_cast<double>(stats.size()) * 1e6;
+    for (int fd : stats) close(fd);
     kill(pid, SIGCONT);
     for (int fd : fds) close(fd);
     bare_us = bare_n ? cpu / static_cast<double>(bare_n) / std::max(1.0, std::floor(window)) * 1e6 : 0;
@@ -199,5 +222,12 @@ int main(int argc, char** argv) {
   row("other (HTTP connections, logging)", whole - phases);
   row("whole daemon", whole);
   if (bare_us > 0) std::printf("COST | bare memory.current loop | | %.2f | 1.00x |\n", bare_us);
+  const double reads = last.reads - first.reads;
+  if (reads > 0) {
+    const double per_read = (last.phase["read"] - first.phase["read"]) / reads * 1e6;
+    std::printf("COST\nCOST re-read: %.0f memory.stat reads, %.1f us each in the read phase (peak, pressure, limits when due)", reads, per_read);
+    if (bare_stat_us > 0) std::printf("; bare pread + parse of memory.stat %.1f us: %.2fx", bare_stat_us, per_read / bare_stat_us);
+    std::printf("\n");
+  }
   return 0;
 }

@@ -96,6 +96,18 @@ else
   echo "CHECK container-record-removed FAIL $(info)"; rc=1
 fi
 
+# New cgroups are found by rescans that reuse unchanged listings (a parent's
+# link count changes with each new subdirectory): 10 under existing parents,
+# and a new subtree two levels deep.
+for b in 1 2 3 4 5 6 7 8 9 10; do mkdir $CG/t5/g$b/new; done
+mkdir -p $CG/t5/fresh/inner
+echo +memory > $CG/t5/fresh/cgroup.subtree_control
+sleep 4  # two rescans (2 s) and a probe
+found=$(wget -qO- http://127.0.0.1:9756/metrics | grep -c '^memcg_cgroup_info{.*cgroup="t5/\(g[0-9]*/new\|fresh\|fresh/inner\)"')
+if [ "$found" = 12 ]; then echo "CHECK new-cgroups-found ok 12 of 12"; else echo "CHECK new-cgroups-found FAIL $found of 12"; rc=1; fi
+for b in 1 2 3 4 5 6 7 8 9 10; do rmdir $CG/t5/g$b/new; done
+rmdir $CG/t5/fresh/inner $CG/t5/fresh
+
 # The fd budget on the real kernel: a second exporter whose RLIMIT_NOFILE fits
 # ~50 of the ~270 cgroups. The collected set must hold still over rescans
 # (no cgroup re-read from the start), the rest counted and logged once.
