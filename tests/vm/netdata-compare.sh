@@ -18,14 +18,18 @@ CG=/sys/fs/cgroup
 echo "NETDATA kernel $(uname -r), $(nproc) vCPUs, netdata $(dpkg-query -W -f='${Version}' netdata-core)"
 systemctl stop netdata memcg-exporter 2>/dev/null
 
+# One controller per write: a write naming one the parent lacks fails as a
+# whole (systemd enables cpu and io at the root only when a unit asks).
+enable() { for c in cpu io memory pids; do echo "+$c" > "$1/cgroup.subtree_control" 2>/dev/null; done; }
+for c in cpu io memory pids; do echo "+$c" > $CG/cgroup.subtree_control 2>/dev/null; done
 mkdir -p $CG/bench
-echo "+cpu +io +memory +pids" > $CG/bench/cgroup.subtree_control
+enable $CG/bench
 pods=$(( (n - 4) / 4 ))
-for q in 0 1 2; do mkdir -p $CG/bench/q$q; echo "+cpu +io +memory +pids" > $CG/bench/q$q/cgroup.subtree_control; done
+for q in 0 1 2; do mkdir -p $CG/bench/q$q; enable $CG/bench/q$q; done
 for p in $(seq 0 $((pods - 1))); do
   d=$CG/bench/q$((p % 3))/pod$p
   mkdir -p $d
-  echo "+cpu +io +memory +pids" > $d/cgroup.subtree_control
+  enable $d
   for c in 0 1 2; do
     mkdir -p $d/c$c
     # Eight leaves churn memory (a 16 MiB anonymous wave), the rest sleep.
@@ -37,6 +41,7 @@ for p in $(seq 0 $((pods - 1))); do
   done
 done
 bench=$(find $CG/bench -type d | wc -l)
+echo "NETDATA controllers: root $(cat $CG/cgroup.subtree_control), a pod $(cat $CG/bench/q0/pod0/cgroup.subtree_control), $(find $CG/bench -name memory.stat | wc -l) with memory.stat"
 echo "NETDATA tree: $bench cgroups under bench ($((pods * 3)) leaves with a process, 8 of them busy), $(find $CG -mindepth 1 -type d | wc -l) on the host"
 
 cpu_ns() {  # every thread of a process
@@ -45,6 +50,22 @@ cpu_ns() {  # every thread of a process
   echo $t
 }
 
+# --- memcg-exporter: the packaged service, its default configuration.
+systemctl start memcg-exporter
+for _ in $(seq 120); do curl -sf http://127.0.0.1:9756/-/ready >/dev/null && break; sleep 1; done
+sleep 30  # past the initial reads and the first refreshes
+pid=$(systemctl show -p MainPID --value memcg-exporter)
+echo "NETDATA check: $(find $CG/bench -type d | wc -l) cgroups under bench before the exporter's window; exporter log: $(journalctl -u memcg-exporter -p warning --no-pager -q | tail -n 3 | tr '\n' ' ')"
+# The same window for the bare memory.current loop over every cgroup, alone
+# (memcg-cost stops the exporter meanwhile).
+memcg-cost --port 9756 --pid "$pid" --seconds $window --scrape-every 15 --bare $CG > /tmp/cost.txt
+sed 's/^COST/NETDATA memcg-exporter/' /tmp/cost.txt
+me=$(awk -F'|' '/whole daemon/ {gsub(/ /, "", $4); print $4}' /tmp/cost.txt)
+series=$(curl -sf http://127.0.0.1:9756/metrics | grep -c '{cgroup_id=')
+mcg=$(curl -sf http://127.0.0.1:9756/metrics | awk '$1 == "memcg_exporter_cgroups" {print $2}')
+systemctl stop memcg-exporter
+echo "NETDATA memcg-exporter: $me us per cgroup per second over $mcg cgroups, $(awk -v s=$series -v n=$mcg 'BEGIN { printf "%.1f", s / n }') series per cgroup (memory only: current, swap, stat, events, PSI, limits, peak, freshness)"
+echo "NETDATA check: $(find $CG/bench -type d | wc -l) cgroups under bench, $(cat /sys/fs/cgroup/bench/cgroup.procs 2>/dev/null | wc -l) procs in bench itself, $(pgrep -c sleep) sleep processes"
 # --- netdata: the cgroups plugin alone, every cgroup, every second. What
 # keeps its warm-up short under emulation: no renaming script per new cgroup,
 # no network-namespace probe per new cgroup, and a low fd limit (its popen()
@@ -117,20 +138,7 @@ nd=$(awk -v c=$((a1 - a0)) -v w=$window -v n=$ncg 'BEGIN { if (n > 0) printf "%.
 ndt=$(awk -v c=$((t1 - t0)) -v w=$window -v n=$ncg 'BEGIN { if (n > 0) printf "%.2f", c / 1000 / w / n; else print 0 }')
 echo "NETDATA netdata: whole daemon $(( (a1 - a0) / 1000000 )) ms in ${window} s = $nd us per cgroup per second (cgroups thread alone $ndt)"
 
-# --- memcg-exporter: the packaged service, its default configuration.
-systemctl start memcg-exporter
-for _ in $(seq 120); do curl -sf http://127.0.0.1:9756/-/ready >/dev/null && break; sleep 1; done
-sleep 30  # past the initial reads and the first refreshes
-pid=$(systemctl show -p MainPID --value memcg-exporter)
-# The same window for the bare memory.current loop over every cgroup, alone
-# (memcg-cost stops the exporter meanwhile).
-memcg-cost --port 9756 --pid "$pid" --seconds $window --scrape-every 15 --bare $CG > /tmp/cost.txt
-sed 's/^COST/NETDATA memcg-exporter/' /tmp/cost.txt
-me=$(awk -F'|' '/whole daemon/ {gsub(/ /, "", $4); print $4}' /tmp/cost.txt)
-series=$(curl -sf http://127.0.0.1:9756/metrics | grep -c '{cgroup_id=')
-mcg=$(curl -sf http://127.0.0.1:9756/metrics | awk '$1 == "memcg_exporter_cgroups" {print $2}')
-systemctl stop memcg-exporter
-echo "NETDATA memcg-exporter: $me us per cgroup per second over $mcg cgroups, $(awk -v s=$series -v n=$mcg 'BEGIN { printf "%.1f", s / n }') series per cgroup (memory only: current, swap, stat, events, PSI, limits, peak, freshness)"
+echo "NETDATA check: $(find $CG/bench -type d | wc -l) cgroups under bench, $(cat /sys/fs/cgroup/bench/cgroup.procs 2>/dev/null | wc -l) procs in bench itself, $(pgrep -c sleep) sleep processes"
 awk -v a="$nd" -v b="$me" 'BEGIN { if (b > 0) printf "NETDATA ratio: netdata / memcg-exporter = %.1fx CPU per cgroup per second\n", a / b }'
 if [ "$ncg" -gt 0 ] && [ -n "$me" ]; then echo "RESULT PASS"; else echo "RESULT FAIL"; fi
 systemctl poweroff --no-block
