@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -24,7 +25,6 @@ using Steady = std::chrono::steady_clock;
 
 constexpr size_t kRelayBuffer = 64 * 1024;
 constexpr size_t kMaxHead = 16384;  // CivetWeb's max_request_size: a longer head is its to refuse
-constexpr auto kSweep = std::chrono::milliseconds(100);
 constexpr auto kAcceptPause = std::chrono::milliseconds(100);  // after EMFILE: the backlog keeps them meanwhile
 
 // epoll data: the connection id (or listener index) and which socket.
@@ -320,14 +320,27 @@ struct ConnectionGate::Loop {
     }
   }
 
+  // When the loop must wake without an event: the earliest deadline of a
+  // connection, or the end of an accept pause. With nothing open it sleeps
+  // until a connection comes: an idle exporter costs no wake-ups here.
+  Steady::time_point wake_at() const {
+    Steady::time_point t = accept_paused ? accept_paused_until : Steady::time_point::max();
+    for (const auto& [id, c] : conns) t = std::min(t, c->deadline);
+    return t;
+  }
+
   void run() {
     watch(wake.get(), tag(0, kWake), EPOLLIN);
     set_listening(true);
     std::vector<epoll_event> events(256);
-    auto next_sweep = Steady::now() + kSweep;
     while (!stop.load()) {
-      const int n = ::epoll_wait(epoll.get(), events.data(), static_cast<int>(events.size()),
-                                 static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(kSweep).count()));
+      const auto due = wake_at();
+      int timeout = -1;
+      if (due != Steady::time_point::max()) {
+        const auto ms = std::chrono::ceil<std::chrono::milliseconds>(due - Steady::now()).count();
+        timeout = static_cast<int>(std::clamp<int64_t>(ms, 0, 60'000));
+      }
+      const int n = ::epoll_wait(epoll.get(), events.data(), static_cast<int>(events.size()), timeout);
       for (int i = 0; i < n; ++i) {
         const uint64_t data = events[static_cast<size_t>(i)].data.u64;
         const uint32_t ev = events[static_cast<size_t>(i)].events;
@@ -353,11 +366,9 @@ struct ConnectionGate::Loop {
         }
       }
       start_relays();
-      const auto now = Steady::now();
-      if (now >= next_sweep) {
+      if (const auto now = Steady::now(); now >= due) {
         sweep(now);
         start_relays();
-        next_sweep = now + kSweep;
       }
       publish();
     }
