@@ -124,7 +124,7 @@ struct ConnectionGate::Loop {
   std::vector<char> peek = std::vector<char>(kMaxHead);
 
   Loop(GateOptions opts, GateStats& s)
-      : o(std::move(opts)), stats(s), tls(o.tls), table(o.max_open, o.max_per_client, o.workers) {}
+      : o(std::move(opts)), stats(s), table(o.max_open, o.max_per_client, o.workers) {}
 
   void watch(int fd, uint64_t data, uint32_t events, int op = EPOLL_CTL_ADD) {
     epoll_event ev{};

@@ -42,7 +42,6 @@ struct GateOptions {
   size_t max_open = 1024;        // web.max_open_connections
   size_t max_per_client = 64;    // web.max_connections_per_client
   size_t workers = 8;            // web.max_connections: relayed at once
-  bool tls = false;               // the first upstream's; start() sets it
 };
 
 class ConnectionGate {

@@ -127,7 +127,7 @@ std::vector<std::string> server_options(const config::WebConfig& web, bool tls) 
 
 }  // namespace
 
-GateOptions gate_options(const config::WebConfig& web, bool tls) {
+GateOptions gate_options(const config::WebConfig& web) {
   GateOptions o;
   o.listen = web.listen;
   o.head_timeout = web.request_timeout;
@@ -135,7 +135,6 @@ GateOptions gate_options(const config::WebConfig& web, bool tls) {
   o.max_open = web.max_open_connections;
   o.max_per_client = web.max_connections_per_client;
   o.workers = web.max_connections;
-  o.tls = tls;
   return o;
 }
 
@@ -145,7 +144,7 @@ uint32_t max_open_within(uint64_t fd_limit, uint32_t configured) noexcept {
 }
 
 uint64_t web_fd_reserve(const config::WebConfig& web) noexcept {
-  return ConnectionGate::fd_reserve(gate_options(web, false)) + kConnectionQueue + 1;
+  return ConnectionGate::fd_reserve(gate_options(web)) + kConnectionQueue + 1;
 }
 
 namespace {
@@ -213,7 +212,7 @@ HttpServer::Instance::Instance(const config::WebConfig& web, WebBackend& backend
 HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend, const WebConfigFile* web_file)
     : web_(web), backend_(backend) {
   // The public addresses first: a port in use is the error to report.
-  gate_ = std::make_unique<ConnectionGate>(gate_options(web, web_file && web_file->tls), backend.status().http);
+  gate_ = std::make_unique<ConnectionGate>(gate_options(web), backend.status().http);
   instance_ = std::make_unique<Instance>(web_, backend_, web_file);
   gate_->start(instance_->port(), web_file && web_file->tls);
 }

@@ -163,7 +163,6 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
     next.push_back(std::move(e));
     ++report.added;
   }
-  report.left_out = left_out_;
   // Kept cgroups are already in the walk's pre-order; only cgroups added or
   // kept unseen (appended) need the sort, which a quiet rescan skips.
   if (next.size() != kept_in_order)
