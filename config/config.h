@@ -88,6 +88,12 @@ struct WebConfig {
 struct ContainersConfig {
   // Where the OCI hook writes container records; "" disables reading them.
   std::string records_dir = "/run/memcg-exporter/containers";
+  // Engine API sockets asked for the name and image of Docker's and podman's
+  // containers (each engine about its own); "" = off, the default. Access to
+  // either socket is root-equivalent: see README.
+  std::string docker_socket;
+  std::string podman_socket;
+  Duration engine_timeout = std::chrono::seconds(2);  // per lookup
 };
 
 // Identity labels that can be copied onto every per-cgroup series (they are

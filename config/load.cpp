@@ -35,12 +35,19 @@ class Loader {
     if (auto* t = table_at(root, "collector", "collector")) load_collector(*t, c.collector);
     if (auto* t = table_at(root, "web", "web")) load_web(*t, c.web);
     if (auto* t = table_at(root, "containers", "containers")) {
-      check_keys(*t, "containers", {"records_dir"});
+      check_keys(*t, "containers", {"records_dir", "docker_socket", "podman_socket", "engine_timeout"});
       if (auto* n = t->get("records_dir")) {
         auto v = n->as_string();
         if (!v || (!v->get().empty() && v->get()[0] != '/'))
           fail(*n, "containers.records_dir", "must be an absolute path, or \"\" to disable");
         c.containers.records_dir = v->get();
+      }
+      if (auto* n = t->get("docker_socket")) c.containers.docker_socket = socket_path(*n, "containers.docker_socket");
+      if (auto* n = t->get("podman_socket")) c.containers.podman_socket = socket_path(*n, "containers.podman_socket");
+      if (auto* n = t->get("engine_timeout")) {
+        c.containers.engine_timeout = duration(*n, "containers.engine_timeout");
+        if (c.containers.engine_timeout > std::chrono::seconds(30))
+          fail(*n, "containers.engine_timeout", "must be at most 30s (a lookup holds the engine worker that long)");
       }
     }
     if (auto* t = table_at(root, "metrics", "metrics")) {
@@ -209,6 +216,14 @@ class Loader {
     fail(n, key, "must be \"lean\", \"default\" or \"full\"");
   }
 
+  // A Unix socket path: absolute and short enough for sockaddr_un, or "" (off).
+  std::string socket_path(const toml::node& n, const std::string& key) const {
+    auto s = n.as_string();
+    if (!s || (!s->get().empty() && s->get()[0] != '/')) fail(n, key, "must be an absolute path, or \"\" to disable");
+    if (s->get().size() > 107) fail(n, key, "longer than a Unix socket path can be (107 bytes)");
+    return s->get();
+  }
+
   std::vector<std::string> identity_labels(const toml::node& n, const std::string& key) const {
     auto arr = n.as_array();
     if (!arr) fail(n, key, "must be an array of identity label names");
@@ -345,7 +360,10 @@ std::string describe(const Config& c) {
     << " max_open_connections=" << c.web.max_open_connections << " max_connections_per_client=" << c.web.max_connections_per_client
     << " request_timeout=" << format_duration(c.web.request_timeout)
     << " idle_timeout=" << format_duration(c.web.idle_timeout) << "\n";
-  o << "containers: records_dir=" << (c.containers.records_dir.empty() ? "(off)" : c.containers.records_dir) << "\n";
+  o << "containers: records_dir=" << (c.containers.records_dir.empty() ? "(off)" : c.containers.records_dir);
+  o << " docker_socket=" << (c.containers.docker_socket.empty() ? "(off)" : c.containers.docker_socket);
+  o << " podman_socket=" << (c.containers.podman_socket.empty() ? "(off)" : c.containers.podman_socket);
+  o << "\n";
   o << "metrics: profile=" << profile_name(c.metrics.profile) << " identity_labels=";
   for (size_t i = 0; i < c.metrics.identity_labels.size(); ++i) o << (i ? "," : "") << c.metrics.identity_labels[i];
   if (c.metrics.identity_labels.empty()) o << "(none; join memcg_cgroup_info on cgroup_id)";

@@ -224,6 +224,18 @@ const MetricDef kTable[] = {
      s.add(d(x.snap.left_out.fd_budget), {{"reason", "fd_budget"}});
      s.add(d(x.snap.left_out.fds_exhausted), {{"reason", "fds_exhausted"}});
    }},
+  {"memcg_exporter_engine_lookups_total", Profile::lean, MetricType::Counter, "engine,result",
+   "Container inspections asked of the Engine API (containers.docker_socket, containers.podman_socket), one per new container: result ok (named), not_found (the engine does not know the id, e.g. gone already) or error (no answer within containers.engine_timeout, refused, not an inspect reply: the log says which). Absent for an engine that is off.", nullptr,
+   [](const Ctx& x, Sink& s) {
+     for (size_t k = 0; k < runtime::kEngineCount; ++k) {
+       if (!x.snap.engines[k]) continue;
+       const auto& l = x.snap.engines[k]->lookups;
+       const std::string engine(runtime::kEngines[k]);
+       s.add(d(l[0]), {{"engine", engine}, {"result", "ok"}});
+       s.add(d(l[1]), {{"engine", engine}, {"result", "not_found"}});
+       s.add(d(l[2]), {{"engine", engine}, {"result", "error"}});
+     }
+   }},
   {"memcg_exporter_cgroup_open_fds", Profile::lean, MetricType::Gauge, "",
    "Descriptors the collected cgroups hold open (their directories and kept files).", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.snap.cgroup_fds)); }},

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "plugin/cache/budget.h"
+#include "plugin/runtime/merge_records.h"
 
 namespace memcg {
 
@@ -18,24 +19,79 @@ Collector::~Collector() = default;
 
 void Collector::set_config(config::Config config) {
   if (config.containers.records_dir != config_.containers.records_dir) records_.reset();
+  if (config.containers.docker_socket != config_.containers.docker_socket ||
+      config.containers.engine_timeout != config_.containers.engine_timeout)
+    engines_[0].reset();
+  if (config.containers.podman_socket != config_.containers.podman_socket ||
+      config.containers.engine_timeout != config_.containers.engine_timeout)
+    engines_[1].reset();
   config_ = std::move(config);
   rules_.reset();
   need_rescan_ = true;
 }
 
 void Collector::refresh_records(bool rescanned, TimePoint now, PassReport& report) {
-  if (config_.containers.records_dir.empty()) return;
-  if (!records_) records_ = std::make_unique<runtime::RecordStore>(config_.containers.records_dir);
-  std::vector<IoError> errors;
-  records_->refresh(rescanned, errors);
-  for (auto& e : errors) report.add_error(std::move(e));
-  if (!rescanned) return;
-  // A record is created at createRuntime, before its cgroup may be seen; only
-  // records missing for two rescans (at least 30 s) are dropped.
-  std::unordered_set<std::string> live;
-  for (const auto& e : table_.entries())
-    if (!e.id->identity.container_id.empty()) live.insert(e.id->identity.container_id);
-  records_->expire(live, now, std::max<Duration>(2 * config_.collector.rescan_interval, std::chrono::seconds(30)));
+  const auto& cc = config_.containers;
+  if (!cc.records_dir.empty()) {
+    if (!records_) records_ = std::make_unique<runtime::RecordStore>(cc.records_dir);
+    std::vector<IoError> errors;
+    records_->refresh(rescanned, errors);
+    for (auto& e : errors) report.add_error(std::move(e));
+  }
+  const std::string* sockets[runtime::kEngineCount] = {&cc.docker_socket, &cc.podman_socket};
+  bool any_engine = false;
+  for (size_t k = 0; k < runtime::kEngineCount; ++k) {
+    if (sockets[k]->empty()) continue;
+    if (!engines_[k]) {
+      engines_[k] = std::make_unique<runtime::EngineClient>(
+          runtime::EngineClient::Options{.sockets = {*sockets[k]}, .timeout = cc.engine_timeout});
+      rescanned = true;  // hand it the live ids now, not at the next rescan
+    }
+    for (auto& e : engines_[k]->take_errors()) report.add_error(std::move(e));  // once per failing spell
+    any_engine = true;
+  }
+
+  if (rescanned) {
+    // A record is created at createRuntime, before its cgroup may be seen; only
+    // records missing for two rescans (at least 30 s) are dropped.
+    std::unordered_set<std::string> live;
+    std::array<std::unordered_set<std::string>, runtime::kEngineCount> engine_ids;
+    for (const auto& e : table_.entries()) {
+      const auto& ident = e.id->identity;
+      if (ident.container_id.empty()) continue;
+      live.insert(ident.container_id);
+      for (size_t k = 0; k < runtime::kEngineCount; ++k)
+        if (engines_[k] && ident.runtime == runtime::kEngines[k]) engine_ids[k].insert(ident.container_id);
+    }
+    if (records_) records_->expire(live, now, std::max<Duration>(2 * config_.collector.rescan_interval, std::chrono::seconds(30)));
+    for (size_t k = 0; k < runtime::kEngineCount; ++k)
+      if (engines_[k]) engines_[k]->want(engine_ids[k], now);
+  }
+
+  // The records the outputs see: the hook's alone, or merged with the engines'.
+  auto hooks = records_ ? records_->records() : nullptr;
+  if (!any_engine) {
+    merged_ = std::move(hooks);
+    return;
+  }
+  std::array<uint64_t, runtime::kEngineCount> gen{};
+  for (size_t k = 0; k < runtime::kEngineCount; ++k) gen[k] = engines_[k] ? engines_[k]->generation() : 0;
+  if (!rescanned && merged_ && hooks == merged_hooks_ && gen == merged_engine_gen_) return;
+  std::unordered_map<std::string, std::string> outermost;  // docker/podman id -> its shallowest cgroup
+  for (const auto& e : table_.entries()) {
+    const auto& ident = e.id->identity;
+    if (ident.runtime != "docker" && ident.runtime != "podman") continue;
+    const std::string& path = e.id->path;
+    auto [it, fresh] = outermost.try_emplace(ident.container_id, path);
+    if (!fresh && std::count(path.begin(), path.end(), '/') < std::count(it->second.begin(), it->second.end(), '/'))
+      it->second = path;
+  }
+  runtime::RecordMap merged = hooks ? *hooks : runtime::RecordMap{};
+  for (const auto& engine : engines_)
+    if (engine) merged = runtime::merge_records(std::move(merged), *engine->records(), outermost);
+  merged_ = std::make_shared<const runtime::RecordMap>(std::move(merged));
+  merged_hooks_ = std::move(hooks);
+  merged_engine_gen_ = gen;
 }
 
 bool Collector::request_refresh(config::Glob glob) {
@@ -238,7 +294,9 @@ void Collector::publish(TimePoint started) {
   snap->pass_duration = clock_.now() - started;
   counters_.pass_seconds.observe(to_seconds(snap->pass_duration));
   snap->pass_seconds = counters_.pass_seconds;
-  if (records_) snap->records = records_->records();
+  snap->records = merged_;
+  for (size_t k = 0; k < runtime::kEngineCount; ++k)
+    if (engines_[k]) snap->engines[k] = engines_[k]->stats();
   std::shared_ptr<const Snapshot> next = std::move(snap);
   {
     std::lock_guard lock(latest_mu_);

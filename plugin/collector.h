@@ -20,6 +20,7 @@
 #include "plugin/cgroupfs/file_io.h"
 #include "plugin/clock.h"
 #include "plugin/pass_report.h"
+#include "plugin/runtime/engine_client.h"
 #include "plugin/runtime/record_store.h"
 #include "plugin/snapshot.h"
 
@@ -96,6 +97,13 @@ class Collector {
 
   std::shared_ptr<const std::vector<std::shared_ptr<const config::Settings>>> rules_;  // config_.resolved()
   std::unique_ptr<runtime::RecordStore> records_;  // null when containers.records_dir is ""
+  // By runtime::kEngines; null when that engine's socket is not configured.
+  std::array<std::unique_ptr<runtime::EngineClient>, runtime::kEngineCount> engines_;
+  // Hook and engine records merged, rebuilt when either source changed or
+  // a rescan may have moved a container's outermost cgroup.
+  std::shared_ptr<const runtime::RecordMap> merged_;
+  std::shared_ptr<const runtime::RecordMap> merged_hooks_;  // the inputs merged_ was built from
+  std::array<uint64_t, runtime::kEngineCount> merged_engine_gen_{};
 
   // A mutex held only to copy or swap the pointer (tens of nanoseconds), not
   // std::atomic<shared_ptr>: libstdc++ 12 implements that with a lock bit

@@ -24,6 +24,7 @@
 #include "plugin/parse/stat_keys.h"
 #include "plugin/runtime/identity.h"
 #include "plugin/runtime/oci_record.h"
+#include "plugin/runtime/engine_client.h"
 #include "plugin/runtime/record_store.h"
 
 namespace memcg {
@@ -104,9 +105,11 @@ struct Snapshot {
   uint64_t reads_deferred = 0;  // reads the read budget postponed (counted in skips too)
   ReadHistogram stat_read_seconds;
   PassHistogram pass_seconds;
-  // OCI hook records by container id (container name, image, pod, namespace);
-  // null when records are off.
+  // Container records by id (container name, image, pod, namespace): the OCI
+  // hook's, merged with the Engine API's when that is on; null when both are off.
   std::shared_ptr<const runtime::RecordMap> records;
+  // Engine API lookups by engine (runtime::kEngines); empty when that one is off.
+  std::array<std::optional<runtime::EngineStats>, runtime::kEngineCount> engines;
   // The settings in force: [defaults] first, then each rule (per-rule series);
   // null before the first pass.
   std::shared_ptr<const std::vector<std::shared_ptr<const config::Settings>>> rules;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plugin/json_writer.h"
+#include "plugin/runtime/bounded_json.h"
 #include "plugin/runtime/identity.h"
 #include "plugin/utf8.h"
 #include "plugin/sys/unique_fd.h"
@@ -34,70 +35,14 @@ constexpr const char* kPodKeys[] = {"io.kubernetes.pod.name", "io.kubernetes.cri
 constexpr const char* kNamespaceKeys[] = {"io.kubernetes.pod.namespace", "io.kubernetes.cri.sandbox-namespace"};
 constexpr const char* kPodUidKeys[] = {"io.kubernetes.pod.uid", "io.kubernetes.cri.sandbox-uid"};
 
-// Rejects documents nested deeper than kMaxJsonDepth before parsing them, so
-// no parser recursion or destruction depth depends on the input.
-bool depth_ok(std::string_view s) {
-  int depth = 0;
-  bool in_string = false, escape = false;
-  for (char c : s) {
-    if (in_string) {
-      if (escape) escape = false;
-      else if (c == '\\') escape = true;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if ((c == '{' || c == '[') && ++depth > kMaxJsonDepth) return false;
-    else if (c == '}' || c == ']') --depth;
-  }
-  return true;
-}
-
-std::optional<json> parse_bounded(std::string_view s, size_t max, const char* what, std::string& error) {
-  if (s.size() > max) {
-    error = std::string(what) + " larger than " + std::to_string(max) + " bytes";
-    return std::nullopt;
-  }
-  if (!depth_ok(s)) {
-    error = std::string(what) + " nested deeper than " + std::to_string(kMaxJsonDepth);
-    return std::nullopt;
-  }
-  json j = json::parse(s.begin(), s.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    error = std::string(what) + " is not a JSON object";
-    return std::nullopt;
-  }
-  return j;
-}
-
-// A printable value of at most kMaxValueBytes, cut at a character boundary;
-// control characters and bytes that are not UTF-8 dropped (a value cut inside
-// a character could not be written back as JSON: found by fuzzing).
-std::string clean(std::string_view v) {
-  std::string out;
-  for (size_t i = 0; i < v.size();) {
-    const size_t len = utf8_sequence_length(v, i);
-    if (len == 0) {
-      ++i;
-      continue;
-    }
-    const auto c = static_cast<unsigned char>(v[i]);
-    if (len > 1 || (c >= 0x20 && c != 0x7f)) {
-      if (out.size() + len > kMaxValueBytes) break;
-      out.append(v.substr(i, len));
-    }
-    i += len;
-  }
-  return out;
-}
-
 template <size_t N>
 void take(const json& ann, const char* const (&keys)[N], std::string& out) {
   if (!out.empty()) return;
   for (const char* k : keys) {
     auto it = ann.find(k);
-    if (it != ann.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
-      out = clean(it->get_ref<const std::string&>());
+    const std::string* v = it != ann.end() ? it->get_ptr<const std::string*>() : nullptr;
+    if (v != nullptr && !v->empty()) {
+      out = clean_value(*v);
       return;
     }
   }
@@ -113,11 +58,6 @@ void from_annotations(const json& doc, ContainerRecord& r) {
   std::string uid;
   take(*it, kPodUidKeys, uid);
   if (r.pod_uid.empty()) r.pod_uid = canonical_uuid(uid);
-}
-
-std::string str(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 std::string errno_text(const char* what, const std::string& path) {
@@ -160,12 +100,12 @@ bool valid_container_id(std::string_view id) noexcept {
 }
 
 std::optional<OciState> parse_oci_state(std::string_view s, std::string& error) {
-  auto j = parse_bounded(s, kMaxStateBytes, "OCI state", error);
+  auto j = parse_bounded_object(s, kMaxStateBytes, "OCI state", error);
   if (!j) return std::nullopt;
   OciState st;
-  st.id = str(*j, "id");
-  st.bundle = str(*j, "bundle");
-  st.status = str(*j, "status");
+  st.id = json_string(*j, "id");
+  st.bundle = json_string(*j, "bundle");
+  st.status = json_string(*j, "status");
   if (auto it = j->find("pid"); it != j->end() && it->is_number_integer()) st.pid = it->get<int64_t>();
   if (!valid_container_id(st.id)) {
     error = "OCI state has no usable container id";
@@ -177,12 +117,12 @@ std::optional<OciState> parse_oci_state(std::string_view s, std::string& error) 
 }
 
 std::optional<ContainerRecord> record_from_config(const OciState& state, std::string_view config_json, std::string& error) {
-  auto j = parse_bounded(config_json, kMaxConfigBytes, "config.json", error);
+  auto j = parse_bounded_object(config_json, kMaxConfigBytes, "config.json", error);
   if (!j) return std::nullopt;
   ContainerRecord r = state.annotations;
   from_annotations(*j, r);
   if (auto linux_it = j->find("linux"); linux_it != j->end() && linux_it->is_object())
-    r.cgroups_path = clean(str(*linux_it, "cgroupsPath"));
+    r.cgroups_path = clean_value(json_string(*linux_it, "cgroupsPath"));
   return r;
 }
 
@@ -198,10 +138,10 @@ std::string render_record(const ContainerRecord& r) {
 }
 
 std::optional<ContainerRecord> parse_record(std::string_view s, std::string& error) {
-  auto j = parse_bounded(s, kMaxRecordBytes, "record", error);
+  auto j = parse_bounded_object(s, kMaxRecordBytes, "record", error);
   if (!j) return std::nullopt;
-  ContainerRecord r{clean(str(*j, "id")), clean(str(*j, "name")), clean(str(*j, "image")), clean(str(*j, "pod")),
-                    clean(str(*j, "namespace")), canonical_uuid(str(*j, "pod_uid")), clean(str(*j, "cgroups_path"))};
+  ContainerRecord r{clean_value(json_string(*j, "id")), clean_value(json_string(*j, "name")), clean_value(json_string(*j, "image")), clean_value(json_string(*j, "pod")),
+                    clean_value(json_string(*j, "namespace")), canonical_uuid(json_string(*j, "pod_uid")), clean_value(json_string(*j, "cgroups_path"))};
   if (!valid_container_id(r.id)) {
     error = "record has no usable container id";
     return std::nullopt;
@@ -248,7 +188,7 @@ std::string run_hook(std::string_view stage, std::string_view state_json, const 
     return {};
   }
   if (stage != "createRuntime" && stage != "prestart" && stage != "createContainer")
-    return "ignored: unknown hook stage \"" + clean(stage) + "\"";
+    return "ignored: unknown hook stage \"" + clean_value(stage) + "\"";
   std::string config;
   if (state->bundle.empty() || state->bundle.front() != '/') return "ignored: OCI state has no absolute bundle path";
   if (!read_small_file(state->bundle + "/config.json", kMaxConfigBytes, config, error)) return "ignored: " + error;

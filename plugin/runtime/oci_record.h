@@ -10,13 +10,13 @@
 #include <string>
 #include <string_view>
 
+#include "plugin/runtime/bounded_json.h"
+
 namespace memcg::runtime {
 
 inline constexpr size_t kMaxStateBytes = 64 * 1024;        // OCI state on stdin
 inline constexpr size_t kMaxConfigBytes = 4 * 1024 * 1024;  // <bundle>/config.json
 inline constexpr size_t kMaxRecordBytes = 16 * 1024;        // a record file
-inline constexpr size_t kMaxValueBytes = 253;               // longest kept annotation value (a DNS name)
-inline constexpr int kMaxJsonDepth = 32;
 
 struct ContainerRecord {
   std::string id, name, image, pod, namespace_, pod_uid, cgroups_path;

@@ -1,0 +1,352 @@
+// The Engine API client: the reply framing and inspect parsing (pure), the
+// merge with hook records, and the client against real Unix-socket servers
+// that answer well, not at all, slowly, with garbage, or go away.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include "plugin/runtime/engine_api.h"
+#include "plugin/runtime/engine_client.h"
+#include "plugin/runtime/merge_records.h"
+
+namespace memcg::runtime {
+namespace {
+
+const std::string kId = "4e7da2efcf19a0f30ba347e128b16cacae621fe522bb9c205d745f0cfda4de87";
+const std::string kOther = "136738ba961e00ac0949b50d16238144e8eec00e303a7f80235c30e2f7f8e86a";
+
+std::string inspect_json(const std::string& id, const std::string& name, const std::string& image,
+                         const std::string& labels = "{}") {
+  return R"({"Id":")" + id + R"(","Name":"/)" + name + R"(","State":{"Running":true},"Config":{"Image":")" + image +
+         R"(","Labels":)" + labels + R"(},"Image":"sha256:0f1e"})";
+}
+
+std::string reply(int status, const std::string& body, bool chunked = false) {
+  std::string r = "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: application/json\r\nApi-Version: 1.41\r\n";
+  if (!chunked) return r + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  r += "Transfer-Encoding: chunked\r\n\r\n";
+  for (size_t i = 0; i < body.size(); i += 7) {
+    const std::string part = body.substr(i, 7);
+    char size[16];
+    std::snprintf(size, sizeof size, "%zx", part.size());
+    r += std::string(size) + "\r\n" + part + "\r\n";
+  }
+  return r + "0\r\n\r\n";
+}
+
+TEST(EngineApi, RequestAsksForOneContainerAndClosesTheConnection) {
+  const std::string r = engine_inspect_request(kId);
+  EXPECT_TRUE(r.starts_with("GET /containers/" + kId + "/json HTTP/1.1\r\n"));
+  EXPECT_NE(r.find("\r\nHost: "), std::string::npos);
+  EXPECT_NE(r.find("\r\nConnection: close\r\n"), std::string::npos);
+  EXPECT_TRUE(r.ends_with("\r\n\r\n"));
+}
+
+TEST(EngineApi, RepliesFramedEveryWayDecodeToTheSameBody) {
+  const std::string body = inspect_json(kId, "web", "nginx:1.25");
+  std::string err;
+  for (bool chunked : {false, true}) {
+    const std::string raw = reply(200, body, chunked);
+    auto r = parse_http_reply(raw, true, err);
+    ASSERT_TRUE(r) << err;
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, body);
+    // Not complete yet: asks for more without an error, until the last byte.
+    for (size_t cut : {size_t{10}, raw.size() / 2, raw.size() - 1}) {
+      EXPECT_FALSE(parse_http_reply(raw.substr(0, cut), false, err));
+      EXPECT_EQ(err, "") << cut;
+      EXPECT_FALSE(parse_http_reply(raw.substr(0, cut), true, err)) << cut;  // ... and cut short at EOF
+      EXPECT_NE(err, "") << cut;
+    }
+  }
+  // No framing: the body runs to EOF.
+  auto r = parse_http_reply("HTTP/1.0 404 Not Found\r\n\r\n{\"message\":\"No such container\"}", true, err);
+  ASSERT_TRUE(r) << err;
+  EXPECT_EQ(r->status, 404);
+  EXPECT_FALSE(parse_http_reply("HTTP/1.0 404 Not Found\r\n\r\n{", false, err));
+}
+
+TEST(EngineApi, BrokenRepliesAreErrors) {
+  std::string err;
+  for (const char* raw : {"SSH-2.0-OpenSSH\r\n\r\n", "HTTP/1.1 2000 OK\r\n\r\n", "HTTP/1.1 abc OK\r\n\r\n",
+                          "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nabcdef",
+                          "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+                          "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nxx",
+                          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n",
+                          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabcd0\r\n\r\n",
+                          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n"}) {
+    EXPECT_FALSE(parse_http_reply(raw, true, err)) << raw;
+    EXPECT_NE(err, "") << raw;
+  }
+}
+
+TEST(EngineApi, InspectGivesNameImageAndKubernetesLabels) {
+  std::string err;
+  auto r = parse_inspect(inspect_json(kId, "web", "nginx:1.25"), kId, err);
+  ASSERT_TRUE(r) << err;
+  EXPECT_EQ(r->id, kId);
+  EXPECT_EQ(r->name, "web");
+  EXPECT_EQ(r->image, "nginx:1.25");
+  EXPECT_EQ(r->cgroups_path, "");
+  // cri-dockerd: Kubernetes' names from the labels, not k8s_<...>.
+  r = parse_inspect(inspect_json(kId, "k8s_app_web-0_shop_0d3c6a1e-5b7f-4c1a-9e2d-000000000001_0", "app:2",
+                                 R"({"io.kubernetes.container.name":"app","io.kubernetes.pod.name":"web-0",)"
+                                 R"("io.kubernetes.pod.namespace":"shop","io.kubernetes.pod.uid":"0D3C6A1E-5B7F-4C1A-9E2D-000000000001"})"),
+                    kId, err);
+  ASSERT_TRUE(r) << err;
+  EXPECT_EQ(r->name, "app");
+  EXPECT_EQ(r->pod, "web-0");
+  EXPECT_EQ(r->namespace_, "shop");
+  EXPECT_EQ(r->pod_uid, "0d3c6a1e-5b7f-4c1a-9e2d-000000000001");
+}
+
+TEST(EngineApi, HostileInspectRepliesAreRefusedOrCleaned) {
+  std::string err;
+  EXPECT_FALSE(parse_inspect(inspect_json(kOther, "web", "x"), kId, err));  // about another container
+  EXPECT_NE(err.find("another container"), std::string::npos);
+  EXPECT_FALSE(parse_inspect(std::string(100, '[') + std::string(100, ']'), kId, err));
+  EXPECT_FALSE(parse_inspect("[1,2]", kId, err));
+  EXPECT_FALSE(parse_inspect("{\"Id\":", kId, err));
+  EXPECT_FALSE(parse_inspect(std::string(kMaxEngineReplyBytes + 1, ' '), kId, err));
+  // Wrong types are ignored; control characters and invalid UTF-8 dropped; length bounded.
+  auto r = parse_inspect(R"({"Id":")" + kId + R"(","Name":7,"Config":{"Image":["x"],"Labels":"no"}})", kId, err);
+  ASSERT_TRUE(r) << err;
+  EXPECT_EQ(r->name, "");
+  EXPECT_EQ(r->image, "");
+  EXPECT_FALSE(parse_inspect(inspect_json(kId, "we\xff", "x"), kId, err));  // not UTF-8: not JSON
+  r = parse_inspect(inspect_json(kId, std::string("we\\u0000b\\n") + std::string(400, 'n'), std::string(900, 'i')), kId, err);
+  ASSERT_TRUE(r) << err;
+  EXPECT_TRUE(r->name.starts_with("webnnn"));
+  EXPECT_EQ(r->name.size(), kMaxValueBytes);
+  EXPECT_EQ(r->image.size(), kMaxImageBytes);
+}
+
+TEST(EngineMerge, EngineRecordsBindToTheOutermostCgroupAndFillWhatTheHookLeftEmpty) {
+  RecordMap hooks, engine;
+  hooks[kId] = ContainerRecord{kId, "", "", "", "", "", "machine.slice:libpod:" + kId};
+  engine[kId] = ContainerRecord{kId, "pm", "localhost/memcg-test:1", "", "", "", ""};
+  engine[kOther] = ContainerRecord{kOther, "dk", "busybox:1", "", "", "", ""};
+  engine["feed"] = ContainerRecord{"feed", "nocgroup", "", "", "", "", ""};
+  const std::unordered_map<std::string, std::string> outermost = {
+      {kId, "machine.slice/libpod-" + kId + ".scope"}, {kOther, "system.slice/docker-" + kOther + ".scope"}};
+  const RecordMap m = merge_records(hooks, engine, outermost);
+  ASSERT_EQ(m.size(), 2u);  // no cgroup for "feed"
+  EXPECT_EQ(m.at(kId).name, "pm");
+  EXPECT_EQ(m.at(kId).image, "localhost/memcg-test:1");
+  EXPECT_EQ(m.at(kId).cgroups_path, "machine.slice:libpod:" + kId);  // the hook's binding stays
+  EXPECT_EQ(m.at(kOther).cgroups_path, "/system.slice/docker-" + kOther + ".scope");
+  EXPECT_TRUE(cgroups_path_names(m.at(kOther).cgroups_path, "system.slice/docker-" + kOther + ".scope"));
+  EXPECT_FALSE(cgroups_path_names(m.at(kOther).cgroups_path,
+                                  "system.slice/docker-" + kOther + ".scope/docker-" + kOther + ".scope"));
+  // A name the hook has wins.
+  hooks[kId].name = "from-hook";
+  EXPECT_EQ(merge_records(hooks, engine, outermost).at(kId).name, "from-hook");
+  EXPECT_EQ(merge_records({}, engine, outermost).size(), 2u);
+  EXPECT_EQ(merge_records(hooks, {}, outermost).size(), 1u);
+}
+
+// A Unix-socket server on its own thread: `respond` gets each request and
+// returns what to write back (or sleeps, or closes).
+class FakeEngine {
+ public:
+  using Respond = std::function<std::string(const std::string& request)>;
+  FakeEngine(std::string path, Respond respond) : path_(std::move(path)), respond_(std::move(respond)) {
+    ::unlink(path_.c_str());
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, path_.c_str(), sizeof a.sun_path - 1);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(::listen(fd_, 64), 0);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FakeEngine() {
+    stop_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  int requests() const { return requests_; }
+
+ private:
+  void serve() {
+    while (!stop_) {
+      const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) return;
+      std::string req;
+      char buf[4096];
+      while (req.find("\r\n\r\n") == std::string::npos) {
+        const ssize_t n = ::read(c, buf, sizeof buf);
+        if (n <= 0) break;
+        req.append(buf, static_cast<size_t>(n));
+      }
+      ++requests_;
+      const std::string out = respond_(req);
+      for (size_t off = 0; off < out.size();) {
+        const ssize_t n = ::send(c, out.data() + off, out.size() - off, MSG_NOSIGNAL);
+        if (n <= 0) break;
+        off += static_cast<size_t>(n);
+      }
+      ::close(c);
+    }
+  }
+  std::string path_;
+  Respond respond_;
+  int fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> requests_{0};
+  std::thread thread_;
+};
+
+std::string temp_socket(const char* name) {
+  return (std::filesystem::temp_directory_path() / (std::string("memcg-engine-") + std::to_string(::getpid()) + "-" + name))
+      .string();
+}
+
+// Polls until `pred` holds (the worker is asynchronous); false after 20 s.
+bool eventually(const std::function<bool()>& pred) {
+  for (int i = 0; i < 2000; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return pred();
+}
+
+// The id a request asks about ("GET /containers/<id>/json ...").
+std::string asked_id(const std::string& req) {
+  const size_t a = req.find("/containers/") + 12;
+  return req.substr(a, req.find("/json") - a);
+}
+
+TEST(EngineClient, NamesContainersFromTheEngineThatKnowsThemAndForgetsGoneOnes) {
+  // Docker knows kOther, podman knows kId; Docker's socket is asked first.
+  FakeEngine docker(temp_socket("docker"), [](const std::string& req) {
+    const std::string id = asked_id(req);
+    return id == kOther ? reply(200, inspect_json(kOther, "dk", "busybox:1"), true)
+                        : reply(404, R"({"message":"No such container"})");
+  });
+  FakeEngine podman(temp_socket("podman"), [](const std::string& req) {
+    const std::string id = asked_id(req);
+    return id == kId ? reply(200, inspect_json(kId, "pm", "localhost/memcg-test:1")) : reply(404, "{}");
+  });
+  EngineClient client({.sockets = {temp_socket("docker"), temp_socket("podman")}});
+  const TimePoint t0{std::chrono::hours(1)};
+  client.want({kId, kOther}, t0);
+  ASSERT_TRUE(eventually([&] { return client.records()->size() == 2; }));
+  EXPECT_EQ(client.records()->at(kId).name, "pm");
+  EXPECT_EQ(client.records()->at(kOther).image, "busybox:1");
+  const EngineStats s = client.stats();
+  EXPECT_EQ(s.lookups[0], 2u);  // ok
+  EXPECT_EQ(s.lookups[1], 1u);  // kId on Docker's socket
+  EXPECT_EQ(s.lookups[2], 0u);
+  // One lookup per id: asking again at later rescans costs no request.
+  const int asked = docker.requests() + podman.requests();
+  client.want({kId, kOther}, t0 + std::chrono::minutes(5));
+  client.want({kId, kOther}, t0 + std::chrono::minutes(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(docker.requests() + podman.requests(), asked);
+  // A container gone from the tree is forgotten.
+  const uint64_t gen = client.generation();
+  client.want({kId}, t0 + std::chrono::minutes(11));
+  EXPECT_EQ(client.records()->size(), 1u);
+  EXPECT_GT(client.generation(), gen);
+  EXPECT_TRUE(client.take_errors().empty());
+}
+
+TEST(EngineClient, ASilentEngineNeverBlocksTheCallerAndIsReportedOnce) {
+  std::atomic<bool> release{false};
+  FakeEngine silent(temp_socket("silent"), [&](const std::string&) {
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return std::string();
+  });
+  EngineClient client({.sockets = {temp_socket("silent")}, .timeout = std::chrono::milliseconds(300)});
+  const TimePoint t0{std::chrono::hours(1)};
+  // want() only queues: it returns while the engine holds the worker (were it
+  // blocking, this test would hang rather than fail on a timing).
+  client.want({kId, kOther}, t0);
+  client.want({kId, kOther}, t0 + std::chrono::seconds(1));
+  EXPECT_TRUE(client.records()->empty());
+  ASSERT_TRUE(eventually([&] { return client.stats().lookups[2] >= 1; }));
+  auto errors = client.take_errors();
+  ASSERT_EQ(errors.size(), 1u);  // once, not per id
+  EXPECT_EQ(errors[0].path, temp_socket("silent"));
+  EXPECT_EQ(errors[0].err, ETIMEDOUT);
+  EXPECT_NE(errors[0].message().find("ask the engine at"), std::string::npos);
+  release = true;
+}
+
+TEST(EngineClient, AnEngineDownThenBackIsRetriedAfterTheRetryInterval) {
+  const std::string path = temp_socket("restart");
+  ::unlink(path.c_str());
+  EngineClient client({.sockets = {path}, .retry = std::chrono::milliseconds(200)});
+  const TimePoint t0{std::chrono::hours(1)};
+  client.want({kId}, t0);
+  ASSERT_TRUE(eventually([&] { return client.stats().lookups[2] == 1; }));
+  auto errors = client.take_errors();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].err, ENOENT);  // no socket: the engine is not running
+  client.want({kId}, t0 + std::chrono::milliseconds(50));  // not yet due
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(client.stats().lookups[2], 1u);
+  // The engine starts; the next rescan after `retry` asks again and names it.
+  FakeEngine engine(path, [](const std::string&) { return reply(200, inspect_json(kId, "back", "img")); });
+  client.want({kId}, t0 + std::chrono::seconds(1));
+  ASSERT_TRUE(eventually([&] { return client.records()->count(kId) == 1; }));
+  EXPECT_EQ(client.records()->at(kId).name, "back");
+}
+
+TEST(EngineClient, HostileRepliesNameNothingAndCostBoundedMemory) {
+  std::atomic<int> n{0};
+  FakeEngine hostile(temp_socket("hostile"), [&](const std::string& req) -> std::string {
+    const std::string id = asked_id(req);
+    switch (n++ % 5) {
+      case 0: return "HTTP/1.1 200 OK\r\n\r\n" + std::string(3 * 1024 * 1024, 'x');  // endless body
+      case 1: return reply(200, inspect_json(kOther, "impostor", "x"));              // another container's answer
+      case 2: return reply(200, std::string(5000, '[') + std::string(5000, ']'));
+      case 3: return reply(500, R"({"message":"server error"})");
+      default: return "garbage\r\n\r\n";
+    }
+  });
+  EngineClient client({.sockets = {temp_socket("hostile")}, .retry = std::chrono::milliseconds(0)});
+  const TimePoint t0{std::chrono::hours(1)};
+  for (int round = 0; round < 5; ++round) {
+    client.want({kId}, t0 + std::chrono::seconds(round));
+    ASSERT_TRUE(eventually([&] { return client.stats().lookups[2] >= static_cast<uint64_t>(round + 1); })) << round;
+  }
+  EXPECT_TRUE(client.records()->empty());
+  EXPECT_EQ(client.stats().lookups[0], 0u);
+  EXPECT_EQ(client.take_errors().size(), 1u);
+}
+
+TEST(EngineClient, CacheAndQueueStayWithinTheirBounds) {
+  FakeEngine engine(temp_socket("bounded"), [](const std::string& req) {
+    const std::string id = asked_id(req);
+    return reply(200, inspect_json(id, "c" + id.substr(0, 6), "img"));
+  });
+  EngineClient client({.sockets = {temp_socket("bounded")}, .max_entries = 40, .max_queue = 10});
+  std::unordered_set<std::string> ids;
+  for (int i = 0; i < 100; ++i) {
+    char id[13];
+    std::snprintf(id, sizeof id, "%012x", 0xabc000 + i);
+    ids.insert(id);
+  }
+  const TimePoint t0{std::chrono::hours(1)};
+  for (int round = 0; round < 20; ++round) {
+    client.want(ids, t0 + std::chrono::seconds(round));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(eventually([&] { return client.records()->size() == 40; }));
+  EXPECT_LE(engine.requests(), 40);
+}
+
+}  // namespace
+}  // namespace memcg::runtime
