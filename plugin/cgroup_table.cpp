@@ -68,7 +68,14 @@ int CgroupTable::open_entry(const std::string& root, cgroupfs::Found& f, CgroupE
 
 
 void CgroupTable::rescan(const std::string& root, const config::Config& config, PassReport& report, Counters& counters) {
-  cgroupfs::WalkResult found = walker_.walk(root, config.collector);
+  // The quiet rescan: if the walk finds what it found last time, all of
+  // which is collected (none left out, none gone since, none kept unseen)
+  // under the same rules, there is nothing to add, remove, re-sort or
+  // re-match, and the walk need not even hand over its list.
+  const bool settled = left_out_.total() == 0 && entries_.size() == last_walk_cgroups_ &&
+                       std::none_of(entries_.begin(), entries_.end(), [](const CgroupEntry& e) { return e.gone; }) &&
+                       config.resolved() == settings_from_;
+  cgroupfs::WalkResult found = walker_.walk(root, config.collector, /*elide_unchanged=*/settled);
   report.rescanned = true;
   root_ok_ = found.root_ok;
   limited_ = found.limited;
@@ -78,6 +85,7 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
   // renamed): the walk saw nothing, which says nothing about the cgroups. Keep
   // them; their kept-open fds still read (or report them gone one by one).
   if (!found.root_ok) return;
+  if (settled && found.same_as_last) return;
 
   std::unordered_map<std::string_view, size_t> old_index;
   old_index.reserve(entries_.size());
@@ -170,6 +178,8 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
               [](const CgroupEntry& a, const CgroupEntry& b) { return cgroupfs::path_before(a.id->path, b.id->path); });
   entries_ = std::move(next);
   for (auto& e : entries_) e.settings = config.settings_for(e.id->path);
+  settings_from_ = config.resolved();
+  last_walk_cgroups_ = found.cgroups.size();
   link_parents();
 }
 

@@ -96,6 +96,11 @@ class CgroupTable {
   uint64_t limited_ = 0, no_memory_ = 0;
   uint64_t fd_budget_ = UINT64_MAX, open_fds_ = 0;
   LeftOut left_out_;
+  // The rules the entries' settings came from, and how many cgroups the last
+  // reconciled walk found: a walk with the same result under the same rules
+  // leaves the table as it is.
+  std::vector<std::shared_ptr<const config::Settings>> settings_from_;
+  size_t last_walk_cgroups_ = SIZE_MAX;
   sys::UniqueFd epoll_;               // memory.events fds that the kernel flags on change
   std::vector<unsigned char> ready_;  // by fd: flagged since the last pass
   std::vector<epoll_event> epoll_events_;

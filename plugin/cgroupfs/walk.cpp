@@ -7,16 +7,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <deque>
 #include <unordered_map>
 
 namespace memcg::cgroupfs {
 namespace {
-
-struct Pending {
-  std::string path;
-  int depth;
-};
 
 std::string parent_path(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -90,7 +84,7 @@ WalkResult walk(const std::string& root, const config::CollectorConfig& cfg) {
   return w.walk(root, cfg);
 }
 
-WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& cfg) {
+WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& cfg, bool elide_unchanged) {
   WalkResult res;
   auto opened = open_at(AT_FDCWD, root.c_str());
   if (!opened.ok()) {
@@ -102,29 +96,29 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
   // Every kFullEvery-th walk lists every directory again: a safety net for
   // what the link count cannot see (a child renamed in place keeps it).
   const bool full = walks_++ % kFullEvery == 0;
-  std::unordered_map<std::string, Listing> seen;  // this walk's listings: the next walk's cache
-  seen.reserve(listings_.size());
-  std::deque<Pending> queue;
-  queue.push_back({"/", 0});
+  const uint64_t stamp = walks_;
+  queue_.clear();
+  hits_.clear();
+  queue_.push_back({&root_path_, 0});
   std::vector<std::string> names;
   std::string scratch;
-  while (!queue.empty()) {
-    Pending cur = std::move(queue.front());
-    queue.pop_front();
-    const bool is_root = cur.path == "/";
+  for (size_t q = 0; q < queue_.size(); ++q) {
+    const Visit cur = queue_[q];
+    const std::string& path = *cur.path;
+    const bool is_root = cur.depth == 0;
     // By path from the root, with no descriptor held between directories:
     // a queue of open directories would grow with the tree's width and fail
     // with EMFILE on big trees.
     struct stat st{};
-    if ((is_root ? ::fstat(rootfd.get(), &st) : ::fstatat(rootfd.get(), cur.path.c_str(), &st, AT_SYMLINK_NOFOLLOW)) != 0) {
+    if ((is_root ? ::fstat(rootfd.get(), &st) : ::fstatat(rootfd.get(), path.c_str(), &st, AT_SYMLINK_NOFOLLOW)) != 0) {
       const int err = errno;  // before anything that may allocate
       if (!is_gone(err)) {
-        res.errors.push_back({"stat", full_path(root, cur.path), err});
-        res.unknown.push_back({std::move(cur.path), true});
+        res.errors.push_back({"stat", full_path(root, path), err});
+        res.unknown.push_back({path, true});
       } else if (!is_root) {
         // Listed but gone: removed since, or renamed in place (which keeps
         // the parent's link count). The parent is listed again next walk.
-        seen.erase(parent_path(cur.path));
+        if (auto parent = listings_.find(parent_path(path)); parent != listings_.end()) parent->second.nlink = 0;
       }
       continue;
     }
@@ -133,9 +127,13 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
     // subdirectories; kernfs sets it from the node at every stat) means the
     // same children. (A link count of 1 means the file system does not count
     // subdirectories, as on btrfs: never trusted.)
-    const auto cached = listings_.find(cur.path);
-    const bool unchanged = !full && st.st_nlink >= 2 && cached != listings_.end() &&
-                           cached->second.inode == st.st_ino && cached->second.nlink == st.st_nlink;
+    auto it = listings_.find(path);
+    const bool unchanged = !full && st.st_nlink >= 2 && it != listings_.end() &&
+                           it->second.inode == st.st_ino && it->second.nlink == st.st_nlink;
+    if (it == listings_.end()) it = listings_.emplace(path, Listing{}).first;
+    Listing& l = it->second;
+    l.stamp = stamp;
+    l.inode = st.st_ino;
     // No memory.stat: the memory controller is not enabled here, and so cannot
     // be below either (a controller is only available to children of a cgroup
     // that enables it in cgroup.subtree_control). The root is always descended:
@@ -143,19 +141,22 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
     // walk where it was missing (enabling a controller changes no link count);
     // where it was there, the kept fds say when it goes (ENODEV), and the
     // periodic full walk asks everywhere.
-    bool has_memory = unchanged && cached->second.has_memory;
+    bool has_memory = unchanged && l.has_memory;
     if (!has_memory) {
-      scratch.assign(is_root ? "" : cur.path + "/").append("memory.stat");
+      scratch.assign(is_root ? "" : path + "/").append("memory.stat");
       has_memory = ::faccessat(rootfd.get(), scratch.c_str(), F_OK, 0) == 0;
     }
+    l.has_memory = has_memory;
+    l.nlink = st.st_nlink;
     if (!has_memory) {
       if (const int err = errno; !is_gone(err)) {
-        res.errors.push_back({"access", full_path(root, cur.path) + "/memory.stat", err});
-        res.unknown.push_back({cur.path, true});
+        res.errors.push_back({"access", full_path(root, path) + "/memory.stat", err});
+        res.unknown.push_back({path, true});
       }
       ++res.no_memory;
-      if (cur.depth > 0) {
-        seen[cur.path] = Listing{static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_nlink), {}, false};
+      if (!is_root) {
+        l.subdirs.clear();
+        l.listed = false;
         continue;
       }
     }
@@ -163,14 +164,12 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
       // Unchanged: the last listing stands. A listing is a getdents of every
       // entry, files included (~20 us per cgroup); the check is the stat
       // already made.
-      bool cacheable = true;
-      if (unchanged && cached->second.listed) {
-        names = std::move(cached->second.subdirs);  // listings_ is replaced by `seen` at the end
+      if (unchanged && l.listed) {
         ++res.reused;
       } else {
         int err = 0;
         int raw;
-        do raw = ::openat(rootfd.get(), is_root ? "." : cur.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        do raw = ::openat(rootfd.get(), is_root ? "." : path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         while (raw < 0 && errno == EINTR);
         if (raw < 0) {
           err = errno;
@@ -181,33 +180,46 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
         }
         ++res.listed;
         if (err != 0 && !is_gone(err)) {
-          res.errors.push_back({"list", full_path(root, cur.path), err});
-          res.unknown.push_back({cur.path, false});
+          res.errors.push_back({"list", full_path(root, path), err});
+          res.unknown.push_back({path, false});
         }
-        cacheable = err == 0;  // a failed or partial listing is made again next walk
+        l.subdirs.clear();
+        for (const auto& name : names) l.subdirs.push_back(child_path(path, name.c_str()));
+        l.listed = true;
+        if (err != 0) l.nlink = 0;  // a failed or partial listing is made again next walk
       }
-      for (const auto& name : names) queue.push_back({child_path(cur.path, name.c_str()), cur.depth + 1});
-      if (cacheable)
-        seen[cur.path] = Listing{static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_nlink), std::move(names), has_memory, true};
-      names.clear();
+      for (const auto& child : l.subdirs) queue_.push_back({&child, cur.depth + 1});
     } else {
-      seen[cur.path] = Listing{static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_nlink), {}, has_memory, false};
+      l.subdirs.clear();
+      l.listed = false;
     }
-    if (!has_memory || !cfg.includes(cur.path)) continue;
-    if (res.cgroups.size() >= cfg.max_cgroups) {
+    if (!has_memory || !cfg.includes(path)) continue;
+    if (hits_.size() >= cfg.max_cgroups) {
       ++res.limited;
       continue;
     }
-    res.cgroups.push_back({std::move(cur.path), cur.depth, static_cast<uint64_t>(st.st_ino)});
+    hits_.push_back({cur.path, cur.depth, static_cast<uint64_t>(st.st_ino)});
   }
-  listings_ = std::move(seen);
+  // Directories this walk did not reach (removed, or now below a cgroup
+  // without the controller or past max_depth) are forgotten. The queue's
+  // pointers into listings are not used past this point.
+  std::erase_if(listings_, [&](const auto& kv) { return kv.second.stamp != stamp; });
+
+  // The same cgroups as last time, in the same order: nothing for the caller
+  // to reconcile.
+  bool same = hits_.size() == last_order_.size();
+  for (size_t i = 0; same && i < hits_.size(); ++i)
+    same = hits_[i].inode == last_inodes_[i] && *hits_[i].path == last_order_[i];
+  res.same_as_last = same;
+  if (same && elide_unchanged) return res;
+  res.cgroups.reserve(hits_.size());
+  for (const Hit& h : hits_) res.cgroups.push_back({*h.path, h.depth, h.inode});
   // Breadth-first order to pre-order. The sort compares paths character by
   // character; on an unchanged tree the walk finds the same paths in the same
-  // order, so the last walk's permutation is applied instead (a string
-  // equality per cgroup rather than n log n path comparisons).
-  bool same = res.cgroups.size() == last_order_.size();
-  for (size_t i = 0; same && i < res.cgroups.size(); ++i) same = res.cgroups[i].path == last_order_[i];
-  if (!same) {
+  // order, so the last walk's permutation is applied instead.
+  bool same_paths = res.cgroups.size() == last_order_.size();
+  for (size_t i = 0; same_paths && i < res.cgroups.size(); ++i) same_paths = res.cgroups[i].path == last_order_[i];
+  if (!same_paths) {
     last_order_.clear();
     for (const auto& f : res.cgroups) last_order_.push_back(f.path);
     last_perm_.resize(res.cgroups.size());
@@ -215,6 +227,8 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
     std::sort(last_perm_.begin(), last_perm_.end(),
               [&](uint32_t a, uint32_t b) { return path_before(res.cgroups[a].path, res.cgroups[b].path); });
   }
+  last_inodes_.clear();
+  for (const auto& f : res.cgroups) last_inodes_.push_back(f.inode);
   std::vector<Found> sorted;
   sorted.reserve(res.cgroups.size());
   for (uint32_t i : last_perm_) sorted.push_back(std::move(res.cgroups[i]));

@@ -46,6 +46,10 @@ struct WalkResult {
   std::vector<Unknown> unknown;  // what those errors hid
   bool root_ok = true;           // false: the root itself could not be opened
   uint64_t listed = 0, reused = 0;  // directories listed / whose last listing stood
+  // The walk found exactly the cgroups (paths and inodes, in order) of the
+  // walk before it. With Walker::walk's `elide_unchanged`, `cgroups` is then
+  // left empty: the caller's copy from last time stands.
+  bool same_as_last = false;
 };
 
 // Walks remembering what each directory held: the next walk lists only the
@@ -55,20 +59,37 @@ struct WalkResult {
 // the controller was missing). One walker per root; not thread-safe.
 class Walker {
  public:
-  WalkResult walk(const std::string& root, const config::CollectorConfig& cfg);
+  WalkResult walk(const std::string& root, const config::CollectorConfig& cfg, bool elide_unchanged = false);
   // Every this many walks every directory is listed again, cache or not.
   static constexpr uint64_t kFullEvery = 30;
 
  private:
+  // What a directory held at the last walk. Kept in place from walk to walk
+  // (a quiet rescan allocates nothing): `stamp` says which walk last saw it,
+  // and directories no walk reached any more are dropped at its end.
   struct Listing {
-    uint64_t inode = 0, nlink = 0;
-    std::vector<std::string> subdirs;
+    uint64_t inode = 0, nlink = 0;  // nlink 0: list again next walk
+    std::vector<std::string> subdirs;  // full paths (relative to the root) of the subdirectories
     bool has_memory = false;  // memory.stat was there
     bool listed = false;      // subdirs holds a listing (false below max_depth)
+    uint64_t stamp = 0;
+  };
+  struct Visit {
+    const std::string* path;  // into a Listing's subdirs (or root_path_): stable for the walk
+    int depth;
+  };
+  struct Hit {
+    const std::string* path;
+    int depth;
+    uint64_t inode;
   };
   std::unordered_map<std::string, Listing> listings_;
   uint64_t walks_ = 0;
+  const std::string root_path_ = "/";
+  std::vector<Visit> queue_;  // breadth-first: a vector read front to back
+  std::vector<Hit> hits_;     // this walk's cgroups, breadth-first
   std::vector<std::string> last_order_;  // the last walk's cgroups in breadth-first order
+  std::vector<uint64_t> last_inodes_;    // ... their inodes
   std::vector<uint32_t> last_perm_;      // ... and the permutation that put them in pre-order
 };
 

@@ -10,6 +10,7 @@
 #include "exporter/scrape_cache.h"
 #include "plugin/cache/flush_policy.h"
 #include "plugin/cache/pending.h"
+#include "plugin/cgroup_table.h"
 #include "plugin/collector.h"
 #include "plugin/parse/flat_keyed.h"
 #include "plugin/parse/stat_keys.h"
@@ -119,6 +120,27 @@ struct KubeScrape {
   exporter::DaemonStatus status;
   exporter::ProcessStats proc;
 };
+
+// A rescan of an unchanged Kubernetes-shaped tree (real path depths and
+// lengths): the walk's stat per directory and the table's reconciliation.
+void BM_QuietRescan(benchmark::State& state) {
+  fixtures::Tree tree;
+  fixtures::add_kubernetes_node(tree, static_cast<int>(state.range(0)));
+  auto cfg = config::Config::builtin(config::HostFacts::probe());
+  cfg.containers.records_dir = "";
+  cfg.resolve();
+  CgroupTable table;
+  PassReport report;
+  Counters counters;
+  table.rescan(tree.root(), cfg, report, counters);
+  for (auto _ : state) {
+    PassReport r;
+    table.rescan(tree.root(), cfg, r, counters);
+    benchmark::DoNotOptimize(r.added);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * state.range(0)));
+}
+BENCHMARK(BM_QuietRescan)->Arg(1000)->Unit(benchmark::kMicrosecond);
 
 void BM_RenderMetrics(benchmark::State& state) {
   KubeScrape k(static_cast<int>(state.range(0)));

@@ -134,6 +134,37 @@ TEST(Walker, AnUnchangedTreeIsNotListedAgain) {
   EXPECT_EQ(again.cgroups[1].inode, first.cgroups[1].inode);
 }
 
+TEST(Walker, SaysWhenItFoundExactlyWhatItFoundLastTime) {
+  fixtures::Tree t;
+  for (const char* p : {"a", "a/x", "b"}) t.add(p);
+  Walker w;
+  EXPECT_FALSE(w.walk(t.root(), cfg()).same_as_last);
+  auto r = w.walk(t.root(), cfg(), /*elide_unchanged=*/true);
+  EXPECT_TRUE(r.same_as_last);
+  EXPECT_TRUE(r.cgroups.empty()) << "elided: the caller's copy stands";
+  r = w.walk(t.root(), cfg());
+  EXPECT_TRUE(r.same_as_last);
+  EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a", "a/x", "b"})) << "not elided unless asked";
+  // Removed and created again under the same name: a new inode, not the same.
+  // (A fixture file system may hand the freed inode number straight back: a
+  // placeholder takes it. cgroupfs does not reuse ids.)
+  t.remove("a/x");
+  t.add_plain_dir("placeholder");
+  t.add("a/x");
+  r = w.walk(t.root(), cfg(), true);
+  EXPECT_FALSE(r.same_as_last);
+  EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a", "a/x", "b"}));
+  EXPECT_TRUE(w.walk(t.root(), cfg(), true).same_as_last);
+  t.add("b/y");
+  r = w.walk(t.root(), cfg(), true);
+  EXPECT_FALSE(r.same_as_last);
+  EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a", "a/x", "b", "b/y"}));
+  t.remove("b/y");
+  r = w.walk(t.root(), cfg(), true);
+  EXPECT_FALSE(r.same_as_last);
+  EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a", "a/x", "b"}));
+}
+
 TEST(Walker, OnlyTheChangedDirectoryIsListed) {
   fixtures::Tree t;
   for (const char* p : {"a", "a/x", "b"}) t.add(p);
