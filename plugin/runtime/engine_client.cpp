@@ -53,14 +53,6 @@ void EngineClient::want(const std::unordered_set<std::string>& ids, TimePoint no
   bool queued = false, changed = false;
   {
     std::lock_guard lock(mu_);
-    for (auto it = entries_.begin(); it != entries_.end();) {
-      if (ids.count(it->first) || it->second.queued) {  // a queued id is dropped by the worker when it comes up
-        ++it;
-        continue;
-      }
-      changed |= found_.erase(it->first) > 0;
-      it = entries_.erase(it);
-    }
     for (const auto& id : ids) {
       auto it = entries_.find(id);
       if (it != entries_.end() &&
@@ -76,7 +68,7 @@ void EngineClient::want(const std::unordered_set<std::string>& ids, TimePoint no
       queue_.push_back(id);
       queued = true;
     }
-    // Ids that left while queued are dropped here once answered.
+    // Ids no longer live are forgotten (one still queued, once answered).
     for (auto it = entries_.begin(); it != entries_.end();) {
       if (!it->second.queued && !ids.count(it->first)) {
         changed |= found_.erase(it->first) > 0;

@@ -40,6 +40,12 @@ constexpr RealPath kRealPaths[] = {
      "4e7da2efcf19a0f30ba347e128b16cacae621fe522bb9c205d745f0cfda4de87"},
     {"libpod_parent/libpod-136738ba961e00ac0949b50d16238144e8eec00e303a7f80235c30e2f7f8e86a", "podman",
      "136738ba961e00ac0949b50d16238144e8eec00e303a7f80235c30e2f7f8e86a"},
+    {"user.slice/user-1000.slice/user@1000.service/user.slice/"
+     "libpod-007f86594b72434681e3a72b37d8b8fe1f1a0c818106d304009380a991ede2ef.scope",
+     "podman", "007f86594b72434681e3a72b37d8b8fe1f1a0c818106d304009380a991ede2ef"},  // rootless
+    {"default/ctr-memcg-test", "containerd", "ctr-memcg-test"},                         // ctr run, its default cgroup
+    {"system.slice/cri-containerd-5566a66b601e66aef48522b0f6cb8f96d107313f3bcc5e1e98a856224df19d35.scope",
+     "containerd", "5566a66b601e66aef48522b0f6cb8f96d107313f3bcc5e1e98a856224df19d35"},  // ctr --runc-systemd-cgroup
     {"machine.slice/machine-memcg\\x2dscope.scope", "systemd-nspawn", "memcg-scope"},
     {"machine.slice/systemd-nspawn@memcg-service.service/payload", "systemd-nspawn", "memcg-service"},
 };
@@ -52,7 +58,8 @@ TEST(RealRuntimes, PathsTheRuntimesCreatedAreRecognised) {
   }
   // What sits next to them is not a container.
   for (const char* other : {"machine.slice/systemd-nspawn@memcg-service.service/supervisor", "libpod_parent",
-                            "machine.slice", "system.slice/containerd.service", "system.slice/docker.service"})
+                            "machine.slice", "system.slice/containerd.service", "system.slice/docker.service",
+                            "default", "default/a/b", "default/-x", "default/a..b", "other/ctr-memcg-test"})
     EXPECT_EQ(identify(other).container_id, "") << other;
 }
 
