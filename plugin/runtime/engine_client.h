@@ -46,7 +46,7 @@ class EngineClient {
   struct Options {
     std::vector<std::string> sockets;               // asked in order; the first that knows the id answers
     Duration timeout = std::chrono::seconds(2);     // per lookup: connect, send, whole reply
-    Duration retry = std::chrono::seconds(30);      // an id no engine knew, or an engine that failed
+    Duration retry = std::chrono::seconds(10);      // an id no engine knew, or an engine that failed (one rescan)
     size_t max_entries = 16384;
     size_t max_queue = 1024;
   };

@@ -52,13 +52,23 @@ if [ "$cost" = 1 ]; then
   done
   echo "VMBENCH cost: $(find $CG/bench -type d | wc -l) cgroups under bench, 8 busy leaves"
   mkdir $CG/daemon
-  sh -c 'echo $$ > /sys/fs/cgroup/daemon/cgroup.procs && exec memcg-exporter --root /sys/fs/cgroup/bench --web.listen-address 127.0.0.1:9756' >/tmp/exporter.log 2>&1 &
-  xpid=$!
-  i=0
-  while [ $i -lt 120 ] && ! wget -qO /dev/null http://127.0.0.1:9756/-/ready 2>/dev/null; do sleep 1; i=$((i + 1)); done
-  sleep 30  # past the initial reads and the first refreshes
-  memcg-cost --port 9756 --pid $xpid --seconds "${ticks}" --scrape-every 15 --bare $CG/bench 2>&1 | sed 's/^/VMBENCH /' || rc=1
-  grep -E 'level=(warning|error)' /tmp/exporter.log | head -n 5 | sed 's/^/VMBENCH log: /'
+  # The default configuration, then max_age 30 s (the re-reads' share), each
+  # alone over the same cgroups in this boot.
+  printf '[defaults]\nmax_age = "30s"\n' > /tmp/max-age-30s.toml
+  for variant in default max-age-30s; do
+    args=""
+    [ "$variant" = default ] || args="--config /tmp/$variant.toml"
+    echo "VMBENCH cost variant: $variant"
+    sh -c 'echo $$ > /sys/fs/cgroup/daemon/cgroup.procs && exec memcg-exporter "$@" --root /sys/fs/cgroup/bench --web.listen-address 127.0.0.1:9756' sh $args >/tmp/exporter.log 2>&1 &
+    xpid=$!
+    i=0
+    while [ $i -lt 120 ] && ! wget -qO /dev/null http://127.0.0.1:9756/-/ready 2>/dev/null; do sleep 1; i=$((i + 1)); done
+    sleep 30  # past the initial reads and the first refreshes
+    memcg-cost --port 9756 --pid $xpid --seconds "${ticks}" --scrape-every 15 --bare $CG/bench 2>&1 | sed 's/^/VMBENCH /' || rc=1
+    grep -E 'level=(warning|error)' /tmp/exporter.log | head -n 5 | sed 's/^/VMBENCH log: /'
+    kill $xpid
+    wait $xpid 2>/dev/null
+  done
   echo "VMBENCH done rc=$rc"
   memcg-vmload exit $rc
   poweroff -f

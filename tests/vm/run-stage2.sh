@@ -7,8 +7,10 @@
 # Usage: tests/vm/run-stage2.sh BUILD_DIR      (exit 0 = pass)
 # STAGE2_EXTRA (packages to add to the rootfs) and STAGE2_TEST (the guest
 # script, default stage2-test.sh) make variants: tests/vm/run-netdata.sh;
-# STAGE2_BINS (static binaries copied to /usr/local/bin) and STAGE2_TIMEOUT
-# (seconds, default 900) serve them.
+# STAGE2_BINS (static binaries copied to /usr/local/bin), STAGE2_TIMEOUT
+# (seconds, default 900), STAGE2_IMAGE_SIZE (default 1G), STAGE2_MODULES=1 (the
+# kernel's modules installed in the rootfs: overlay, bridge, netfilter for the
+# container runtimes) and STAGE2_SERIAL (where to keep the serial log) serve them.
 # The bootstrapped rootfs is cached in $MEMCG_VM_CACHE, keyed by its package list.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,6 +18,7 @@ build=$(cd "$1" && pwd)
 . "$here/lib.sh"
 
 vm_packages qemu-system-x86 mmdebstrap e2fsprogs
+[ "${STAGE2_MODULES:-0}" = 1 ] && vm_packages kmod  # depmod
 kernel=$(vm_kernel)
 work=$(mktemp -d /tmp/memcg-vm2.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -59,9 +62,16 @@ mkdir -p "$root/etc/systemd/system/memcg-exporter.service.d"
 printf '[Service]\nWatchdogSec=4s\n' > "$root/etc/systemd/system/memcg-exporter.service.d/test-watchdog.conf"
 install -m755 "${STAGE2_TEST:-$here/stage2-test.sh}" "$root/usr/local/bin/memcg-stage2-test"
 for b in ${STAGE2_BINS:-}; do install -m755 "$b" "$root/usr/local/bin/"; done  # static helpers a variant needs
+if [ "${STAGE2_MODULES:-0}" = 1 ]; then
+  kdir=$(dirname "$(dirname "$kernel")")
+  kver=$(ls "$kdir/lib/modules")
+  mkdir -p "$root/lib/modules"
+  cp -a "$kdir/lib/modules/$kver" "$root/lib/modules/"
+  /sbin/depmod -b "$root" "$kver"
+fi
 install -m644 "$here/memcg-stage2.service" "$root/etc/systemd/system/"
 systemctl --root="$root" enable memcg-stage2.service >/dev/null 2>&1
-mkfs.ext4 -q -F -d "$root" "$work/root.img" 1G
+mkfs.ext4 -q -F -d "$root" "$work/root.img" "${STAGE2_IMAGE_SIZE:-1G}"
 
 vm_log "booting $(basename "$kernel") with systemd as PID 1"
 set +e
@@ -71,7 +81,8 @@ timeout "${STAGE2_TIMEOUT:-900}" "${VM_QEMU[@]}" -kernel "$kernel" \
   </dev/null > "$work/serial.log" 2>&1
 rc=$?
 set -e
-grep -aE '^(STAGE2|CHECK|RESULT|NETDATA)' "$work/serial.log" || true
+[ -z "${STAGE2_SERIAL:-}" ] || cp "$work/serial.log" "$STAGE2_SERIAL"
+grep -aE '^(STAGE2|CHECK|RESULT|NETDATA|RUNTIME)' "$work/serial.log" || true
 if ! grep -q '^RESULT PASS' "$work/serial.log"; then
   vm_log "stage 2 FAILED (qemu exit $rc); serial log:"
   tail -n 80 "$work/serial.log"

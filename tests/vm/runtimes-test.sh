@@ -1,0 +1,363 @@
+#!/bin/bash
+# Runs inside the runtimes guest (Debian bookworm, systemd as PID 1, the .deb
+# installed, podman/docker/containerd/systemd-nspawn from Debian). Starts
+# containers the ways users do and checks each through /metrics: the runtime
+# and full id the runtime itself reports, name and image where the runtime can
+# give them, memory against the runtime's own view, growth of a workload
+# inside, and removal after stop + rm. Prints "RUNTIME row <runtime> <driver>
+# <check> ok|FAIL|n/a <detail>" lines (the host prints the table), FIXTURE
+# blocks (what the OCI hook really received) and RESULT PASS|FAIL.
+exec > /dev/ttyS0 2>&1
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+fail=0
+unit=memcg-exporter.service
+cfg=/etc/memcg-exporter/config.toml
+img=localhost/memcg-test:1
+rootfs=/var/lib/memcg-test/rootfs
+MiB=1048576
+
+log() { echo "RUNTIME log $(cut -d' ' -f1 /proc/uptime) $*"; }
+row() {  # row RUNTIME DRIVER CHECK RESULT DETAIL...
+  local rt=$1 drv=$2 chk=$3 res=$4
+  shift 4
+  echo "RUNTIME row $rt $drv $chk $res ${*:-}"
+  [ "$res" != FAIL ] || fail=1
+}
+check() {  # check RUNTIME DRIVER CHECK CMD...  (detail: the command's stdout)
+  local rt=$1 drv=$2 chk=$3 out
+  shift 3
+  if out=$("$@" 2>&1); then row "$rt" "$drv" "$chk" ok "$out"; else row "$rt" "$drv" "$chk" FAIL "$out"; fi
+}
+wait_for() {  # wait_for SECONDS CMD...
+  local t=$1
+  shift
+  for _ in $(seq $((t * 2))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
+  return 1
+}
+metrics() { curl -sf --max-time 10 http://127.0.0.1:9756/metrics; }
+# The memcg_cgroup_info line of the cgroup whose container_id is $1.
+info_line() { metrics | grep "^memcg_cgroup_info{.*,container_id=\"$1\"[,}]"; }
+label() { sed -n "s/.*[{,]$2=\"\([^\"]*\)\".*/\1/p" <<<"$1"; }
+series() {  # series CGROUP_ID NAME [STAT]
+  if [ -n "${3:-}" ]; then
+    metrics | awk -v k="$2{cgroup_id=\"$1\",stat=\"$3\"}" '$1 == k {print $2}'
+  else
+    metrics | awk -v k="$2{cgroup_id=\"$1\"}" '$1 == k {print $2}'
+  fi
+}
+# "25.17MB", "1.5MiB", "812kB", "4096B" -> bytes
+to_bytes() {
+  awk -v s="$1" 'BEGIN {
+    match(s, /^[0-9.]+/); n = substr(s, 1, RLENGTH); u = substr(s, RLENGTH + 1)
+    m["B"] = 1; m["kB"] = 1e3; m["KB"] = 1e3; m["MB"] = 1e6; m["GB"] = 1e9
+    m["KiB"] = 1024; m["MiB"] = 1048576; m["GiB"] = 1073741824
+    if (!(u in m) || n == "") exit 1
+    printf "%.0f\n", n * m[u] }'
+}
+# within A B: |A-B| <= max(4 MiB, 10 % of B); prints both for the table.
+within() {
+  local a=$1 b=$2
+  echo "exporter=$a runtime=$b"
+  awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; t = b / 10; if (t < 4194304) t = 4194304; exit !(d <= t) }'
+}
+gone() { ! info_line "$1" >/dev/null; }
+no_record() { test ! -e "/run/memcg-exporter/containers/$1.json"; }
+
+# verify RUNTIME DRIVER ID NAME IMAGE VIEW_FN [FIGURE]
+# VIEW_FN prints the runtime's own memory figure for the container in bytes;
+# FIGURE says which of the exporter's series it is: current (default),
+# working_set (memory.current - inactive_file: Docker 20.10's "usage") or
+# anon (podman 4.3's: its containers/common reads memory.stat's anon).
+verify() {
+  local rt=$1 drv=$2 id=$3 name=$4 image=$5 view=$6 figure=${7:-current}
+  local want_rt=$rt line cg mem ref
+  [ "$rt" = nspawn ] && want_rt=systemd-nspawn
+  [ "$rt" = ctr ] && want_rt=containerd
+  if ! wait_for 40 info_line "$id"; then
+    row "$rt" "$drv" identity FAIL "no memcg_cgroup_info with container_id=$id; cgroups: $(find /sys/fs/cgroup -name "*${id:0:12}*" -o -name "*$name*" | head -3)"
+    return
+  fi
+  line=$(info_line "$id")
+  cg=$(label "$line" cgroup_id)
+  last_path=$(label "$line" cgroup | sed 's/\\\\/\\/g')  # the exposition escapes '\'
+  log "$rt/$drv $line"
+  check "$rt" "$drv" identity sh -c "echo '$(label "$line" cgroup) runtime=$(label "$line" runtime)'; test '$(label "$line" runtime)' = '$want_rt'"
+  if [ -n "$name" ]; then
+    # An engine lookup that failed (podman's socket-activated API still
+    # starting, under emulation) is retried after 10 s, at a rescan.
+    wait_for 40 sh -c "curl -sf http://127.0.0.1:9756/metrics | grep '^memcg_cgroup_info{.*container_id=\"$id\"' | grep -q 'container_name=\"$name\"'"
+    line=$(info_line "$id")
+    check "$rt" "$drv" name sh -c "echo 'container_name=$(label "$line" container_name)'; test '$(label "$line" container_name)' = '$name'"
+  else
+    row "$rt" "$drv" name n/a "${NA_NAME:-the runtime names no container beyond its id}"
+  fi
+  if [ -n "$image" ]; then
+    check "$rt" "$drv" image sh -c "echo 'image=$(label "$line" image)'; test '$(label "$line" image)' = '$image'"
+  else
+    row "$rt" "$drv" image n/a "${NA_IMAGE:-no image (a root directory)}"
+  fi
+  # Memory: the exporter's figure (memory.current is 1 s old at most;
+  # memory.stat is read at the container's start) against the runtime's a
+  # moment later.
+  mem=$(series "$cg" memcg_memory_current_bytes)
+  case "$figure" in
+    working_set) mem=$((mem - $(series "$cg" memcg_memory_stat_bytes inactive_file))) ;;
+    anon) mem=$(series "$cg" memcg_memory_stat_bytes anon) ;;
+  esac
+  ref=$($view "$id" "$name")
+  check "$rt" "$drv" memory within "${mem:-0}" "${ref:-0}"
+}
+
+# grows RUNTIME DRIVER ID EXEC_CMD...: 32 MiB written to the container's
+# /dev/shm (tmpfs: charged to its cgroup, not reclaimable without swap) shows up.
+grows() {
+  local rt=$1 drv=$2 id=$3 line cg before
+  shift 3
+  line=$(info_line "$id")
+  cg=$(label "$line" cgroup_id)
+  before=$(series "$cg" memcg_memory_current_bytes)
+  "$@" dd if=/dev/zero of=/dev/shm/grow bs=1M count=32 >/dev/null 2>&1
+  if wait_for 10 sh -c "test \$(curl -sf http://127.0.0.1:9756/metrics | awk -v k='memcg_memory_current_bytes{cgroup_id=\"$cg\"}' '\$1 == k {print \$2}') -ge $((before + 30 * MiB))"; then
+    row "$rt" "$drv" growth ok "before=$before after=$(series "$cg" memcg_memory_current_bytes)"
+  else
+    row "$rt" "$drv" growth FAIL "before=$before after=$(series "$cg" memcg_memory_current_bytes)"
+  fi
+}
+
+# removed RUNTIME DRIVER ID [NO_RECORD_REASON]: once the runtime removed the
+# cgroup (last_path, from verify), its series go within one rescan (10 s) and
+# a pass; the hook's record is gone.
+removed() {
+  if ! wait_for 60 test ! -d "/sys/fs/cgroup/$last_path"; then
+    row "$1" "$2" removed FAIL "the runtime left /sys/fs/cgroup/$last_path"
+  else
+    check "$1" "$2" removed sh -c "for i in \$(seq 30); do curl -sf http://127.0.0.1:9756/metrics | grep -q 'container_id=\"$3\"' || exit 0; sleep 0.5; done; echo 'still exported 15 s after its cgroup went'; exit 1"
+  fi
+  if [ -n "${4:-}" ]; then row "$1" "$2" record-removed n/a "$4"; else check "$1" "$2" record-removed no_record "$3"; fi
+}
+
+echo "STAGE2 start uptime=$(cut -d' ' -f1 /proc/uptime) kernel=$(uname -r)"
+for v in podman docker containerd ctr crun runc systemd-nspawn; do log "version $v: $($v --version 2>&1 | head -1)"; done
+
+# --- The exporter as a user sets it up for names from the Engine API.
+wait_for 60 systemctl is-active --quiet "$unit" || { echo "RESULT FAIL exporter not active"; systemctl poweroff --no-block; exit 1; }
+# Docker's socket is group docker. podman's sits in /run/podman, which podman
+# keeps root-only (0700): a drop-in gives the API a socket of its own with a
+# group (README: Names from the Engine API, and what that access means).
+cp "$cfg" /root/config.orig
+sed -i -e 's|^docker_socket = ""|docker_socket = "/run/docker.sock"|' \
+  -e 's|^podman_socket = ""|podman_socket = "/run/podman-api/podman.sock"|' "$cfg"
+if ! out=$(memcg-exporter --config "$cfg" --check-config 2>&1) || ! grep -q '^docker_socket = "/run' "$cfg"; then
+  row exporter - engine-config FAIL "$(echo "$out" | head -1)"
+  cp /root/config.orig "$cfg"
+fi
+groupadd --system podman-api
+mkdir -p /etc/systemd/system/memcg-exporter.service.d /etc/systemd/system/podman.socket.d
+printf '[Service]\nSupplementaryGroups=docker podman-api\n' > /etc/systemd/system/memcg-exporter.service.d/engine-api.conf
+printf '[Socket]\nListenStream=\nListenStream=/run/podman-api/podman.sock\nSocketGroup=podman-api\nSocketMode=0660\n' \
+  > /etc/systemd/system/podman.socket.d/memcg-exporter.conf
+systemctl daemon-reload
+systemctl enable podman.socket
+systemctl restart podman.socket "$unit"
+wait_for 60 systemctl is-active --quiet "$unit"
+
+# --- What the OCI hook really receives, kept as fixtures: a second hook next
+# to the package's copies its stdin and the bundle's config.json.
+mkdir -p /var/tmp/hookcap
+cat > /usr/local/bin/hook-capture <<'EOF'
+#!/bin/sh
+d=/var/tmp/hookcap/$(date +%s%N)
+mkdir -p "$d"
+cat > "$d/state.json"
+b=$(sed -n 's/.*"bundle" *: *"\([^"]*\)".*/\1/p' "$d/state.json")
+[ -n "$b" ] && cp "$b/config.json" "$d/config.json" 2>/dev/null
+exit 0
+EOF
+chmod 755 /usr/local/bin/hook-capture
+cat > /usr/share/containers/oci/hooks.d/zz-capture.json <<'EOF'
+{"version": "1.0.0", "hook": {"path": "/usr/local/bin/hook-capture"}, "when": {"always": true}, "stages": ["createRuntime"]}
+EOF
+
+# --- A busybox root for every runtime.
+mkdir -p "$rootfs"/{bin,dev,proc,sys,tmp,etc,run,var,root,sbin,usr/lib}
+cp /usr/local/bin/busybox "$rootfs/bin/"
+for a in $(/usr/local/bin/busybox --list); do [ -e "$rootfs/bin/$a" ] || ln -s busybox "$rootfs/bin/$a"; done
+ln -sf ../bin/busybox "$rootfs/sbin/init"
+printf 'root:x:0:0:root:/root:/bin/sh\n' > "$rootfs/etc/passwd"
+printf 'root:x:0:\n' > "$rootfs/etc/group"
+printf 'ID=memcg-test\nNAME="memcg test"\n' > "$rootfs/usr/lib/os-release"
+# busybox init for nspawn --boot: fill 16 MiB of /dev/shm and stay up.
+printf '::sysinit:/bin/dd if=/dev/zero of=/dev/shm/base bs=1M count=16\n::respawn:/bin/sleep 100000\n' > "$rootfs/etc/inittab"
+tar -C "$rootfs" -cf /var/tmp/rootfs.tar .
+workload='dd if=/dev/zero of=/dev/shm/base bs=1M count=16; exec sleep 100000'
+
+# ---------------------------------------------------------------- podman
+podman_view() { to_bytes "$(podman stats --no-stream --format '{{.MemUsage}}' "$1" | awk '{print $1}')"; }
+out=$(podman import /var/tmp/rootfs.tar "$img" 2>&1) || log "podman import failed: $out"
+for drv in systemd cgroupfs; do
+  name=pm-$drv
+  if ! id=$(podman --cgroup-manager="$drv" run -d --name "$name" --network none "$img" sh -c "$workload"); then
+    row podman "$drv" start FAIL "podman run failed"
+    continue
+  fi
+  id=$(podman ps --no-trunc --filter name="$name" --format '{{.ID}}')
+  log "podman/$drv id=$id cgroup=$(podman inspect --format '{{.State.CgroupPath}}' "$id" 2>/dev/null)"
+  cgdir=/sys/fs/cgroup$(podman inspect --format '{{.State.CgroupPath}}' "$id")
+  log "podman/$drv stats: $(podman stats --no-stream --format json "$id" | tr -d '\n ' | head -c 600)"
+  log "podman/$drv memory.current=$(cat "$cgdir/memory.current") $(grep -E '^(anon|file|shmem|inactive_file|active_file|inactive_anon) ' "$cgdir/memory.stat" | tr '\n' ' ')"
+  verify podman "$drv" "$id" "$name" "$img" podman_view anon
+  log "podman/$drv socket: $(ls -ld /run/podman-api /run/podman-api/podman.sock | tr '\n' ' ') exporter $(grep -E '^(Uid|Gid|Groups)' /proc/$(systemctl show -p MainPID --value $unit)/status | tr '\n\t' '  ')"
+  log "podman/$drv $(metrics | grep '^memcg_exporter_engine_lookups_total' | tr '\n' ' ')"
+  grows podman "$drv" "$id" podman exec "$name"
+  podman stop -t 1 "$name" >/dev/null
+  podman rm "$name" >/dev/null
+  removed podman "$drv" "$id"
+done
+
+# ---------------------------------------------------------------- rootless podman
+# A user's podman under user@UID.service (lingering): systemd cgroup manager,
+# the memory controller delegated by user@.service.
+useradd -m -u 1000 memcg-user
+loginctl enable-linger memcg-user
+as_user() {
+  runuser -u memcg-user -- env HOME=/home/memcg-user XDG_RUNTIME_DIR=/run/user/1000 \
+    DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus "$@"
+}
+podman_user_view() { to_bytes "$(as_user podman stats --no-stream --format '{{.MemUsage}}' "$1" | awk '{print $1}')"; }
+if ! wait_for 60 systemctl is-active --quiet user@1000.service; then
+  row podman rootless start FAIL "user@1000.service did not start"
+elif ! out=$(as_user podman import /var/tmp/rootfs.tar "$img" 2>&1) ||
+     ! out=$(as_user podman run -d --name pm-rootless --network none "$img" sh -c "$workload" 2>&1); then
+  row podman rootless start FAIL "$(echo "$out" | tail -2 | tr '\n' ' ')"
+else
+  id=$(as_user podman ps --no-trunc --filter name=pm-rootless --format '{{.ID}}')
+  log "podman/rootless id=$id cgroup=$(as_user podman inspect --format '{{.State.CgroupPath}}' "$id" 2>/dev/null)"
+  NA_NAME="rootless: the hook runs as the user and cannot write root's records directory; the API socket is the user's" \
+    NA_IMAGE="rootless: as for the name" verify podman rootless "$id" "" "" podman_user_view anon
+  grows podman rootless "$id" as_user podman exec pm-rootless
+  as_user podman rm -f -t 1 pm-rootless >/dev/null
+  removed podman rootless "$id" "rootless: no record was written"
+fi
+
+# ---------------------------------------------------------------- docker
+docker_view() { to_bytes "$(docker stats --no-stream --format '{{.MemUsage}}' "$1" | awk '{print $1}')"; }
+for drv in systemd cgroupfs; do
+  mkdir -p /etc/docker
+  printf '{"exec-opts": ["native.cgroupdriver=%s"]}\n' "$drv" > /etc/docker/daemon.json
+  systemctl restart docker.service
+  if ! wait_for 120 docker info; then
+    row docker "$drv" start FAIL "dockerd did not start: $(journalctl -u docker --no-pager -o cat | tail -3)"
+    continue
+  fi
+  log "docker/$drv cgroup driver: $(docker info --format '{{.CgroupDriver}}')"
+  if ! docker image inspect memcg-test:1 >/dev/null 2>&1 && ! out=$(docker import /var/tmp/rootfs.tar memcg-test:1 2>&1); then
+    row docker "$drv" start FAIL "docker import failed: $(echo "$out" | tail -2 | tr '\n' ' ')"
+    continue
+  fi
+  name=dk-$drv
+  if ! out=$(docker run -d --name "$name" --network none memcg-test:1 sh -c "$workload" 2>&1); then
+    row docker "$drv" start FAIL "docker run failed: $(echo "$out" | tail -2 | tr '\n' ' ')"
+    continue
+  fi
+  id=$(docker ps --no-trunc --filter name="$name" --format '{{.ID}}')
+  log "docker/$drv id=$id"
+  verify docker "$drv" "$id" "$name" memcg-test:1 docker_view working_set
+  log "docker/$drv $(metrics | grep '^memcg_exporter_engine_lookups_total' | tr '\n' ' ')"
+  grows docker "$drv" "$id" docker exec "$name"
+  docker rm -f "$name" >/dev/null
+  removed docker "$drv" "$id" "Docker runs no OCI hooks"
+done
+systemctl stop docker.service docker.socket
+
+# ---------------------------------------------------------------- containerd (ctr)
+# ctr's exec process gets no PATH: the command by its full path.
+ctr_exec() {
+  local id=$1 cmd=$2
+  shift 2
+  ctr task exec --exec-id "grow$RANDOM" "$id" "/bin/$cmd" "$@"
+}
+ctr_view() { ctr task metrics "$1" | awk '$1 == "memory.usage" {print $2}'; }
+mkdir -p /var/lib/memcg-test/ctr
+for drv in cgroupfs systemd; do
+  if [ "$drv" = cgroupfs ]; then
+    id=ctr-memcg-test  # ctr's default cgroup: /<namespace>/<id>
+    extra=()
+  else
+    # The layout containerd's CRI plugin gives a container under systemd
+    # (<slice>:cri-containerd:<id>, a 64-hex id), asked of ctr explicitly.
+    id=$(head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+    extra=(--runc-systemd-cgroup --cgroup "system.slice:cri-containerd:$id")
+  fi
+  ctrroot=/var/lib/memcg-test/ctr/$drv
+  cp -a "$rootfs" "$ctrroot"
+  ctr run -d "${extra[@]}" --rootfs "$ctrroot" "$id" /bin/sh -c "$workload" >/var/tmp/ctr-$drv.log 2>&1 &
+  if ! wait_for 60 sh -c "ctr task ls | grep -q '^$id .*RUNNING'"; then
+    row ctr "$drv" start FAIL "ctr run failed: $(tail -2 /var/tmp/ctr-$drv.log | tr '\n' ' ') (rootfs: $(ls "$ctrroot" | tr '\n' ' '))"
+    continue
+  fi
+  check ctr "$drv" listed sh -c "ctr c ls -q | grep -qx '$id' && echo 'ctr c ls: $id'"
+  log "ctr/$drv cgroup=$(grep -l . /sys/fs/cgroup/default/"$id"/cgroup.procs /sys/fs/cgroup/system.slice/cri-containerd-"$id".scope/cgroup.procs 2>/dev/null)"
+  verify ctr "$drv" "$id" "" "" ctr_view
+  grows ctr "$drv" "$id" ctr_exec "$id"
+  ctr task kill -s KILL "$id" >/dev/null 2>&1
+  wait_for 20 sh -c "! ctr task ls | grep -q '^$id .*RUNNING'"
+  ctr task rm "$id" >/dev/null 2>&1
+  ctr c rm "$id" >/dev/null 2>&1
+  removed ctr "$drv" "$id" "containerd runs no hooks.d hooks"
+done
+
+# ---------------------------------------------------------------- systemd-nspawn
+# A command inside machine $1: in its leader's cgroup and mount namespace
+# (busybox has no systemd for systemd-run -M or machinectl shell).
+nspawn_exec() {
+  local m=$1 leader cg
+  shift
+  leader=$(machinectl show -p Leader --value "$m")
+  cg=$(sed -n 's/^0:://p' "/proc/$leader/cgroup")
+  bash -c 'echo $$ > "$0/cgroup.procs" && exec nsenter -t "$1" -m -p -- "${@:2}"' "/sys/fs/cgroup$cg" "$leader" "$@"
+}
+nspawn_view() { systemctl show -p MemoryCurrent --value "$(machinectl show -p Unit --value "$1")"; }
+mkdir -p /var/lib/machines
+cp -a "$rootfs" /var/lib/machines/memcgns
+for drv in scope service; do
+  m=memcg-$drv
+  if [ "$drv" = scope ]; then
+    # Run from a shell: machined puts the payload in machine-<name>.scope.
+    cp -a "$rootfs" "/var/lib/memcg-test/$m"
+    setsid systemd-nspawn -q --register=yes -M "$m" -D "/var/lib/memcg-test/$m" /bin/sh -c "$workload" </dev/null >/dev/null 2>&1 &
+  else
+    # machinectl start: systemd-nspawn@<name>.service, booting busybox init.
+    cp -a "$rootfs" "/var/lib/machines/$m"
+    machinectl start "$m"
+  fi
+  if ! wait_for 60 sh -c "machinectl list --no-legend | grep -q '^$m '"; then
+    row nspawn "$drv" start FAIL "machine $m not registered"
+    continue
+  fi
+  wait_for 20 sh -c "machinectl shell $m /bin/true" >/dev/null 2>&1 || true
+  check nspawn "$drv" listed sh -c "machinectl list --no-legend | grep '^$m '"
+  verify nspawn "$drv" "$m" "" "" nspawn_view
+  grows nspawn "$drv" "$m" nspawn_exec "$m"
+  machinectl terminate "$m"
+  wait_for 30 sh -c "! machinectl list --no-legend | grep -q '^$m '"
+  removed nspawn "$drv" "$m" "systemd-nspawn runs no OCI hooks"
+done
+
+# --- Fixtures: what the hook received (podman's createRuntime).
+for d in /var/tmp/hookcap/*; do
+  [ -d "$d" ] || continue
+  for f in state.json config.json; do
+    [ -f "$d/$f" ] || continue
+    echo "FIXTURE-BEGIN $(basename "$d") $f"
+    base64 -w 120 "$d/$f"
+    echo "FIXTURE-END"
+  done
+done
+echo "RUNTIME cgroups under machine.slice, system.slice, libpod_parent, docker, default:"
+find /sys/fs/cgroup -maxdepth 3 -type d | grep -E 'libpod|docker|default|containerd|machine' | sed 's/^/RUNTIME path /'
+
+echo "--- journal of $unit"
+journalctl -u "$unit" --no-pager -o short-monotonic | grep -v 'Started\|Starting' | tail -n 25 | sed 's/^/RUNTIME journal /'
+echo "RESULT $([ $fail = 0 ] && echo PASS || echo FAIL) uptime=$(cut -d' ' -f1 /proc/uptime)"
+systemctl poweroff --no-block
