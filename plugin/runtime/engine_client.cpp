@@ -53,6 +53,16 @@ void EngineClient::want(const std::unordered_set<std::string>& ids, TimePoint no
   bool queued = false, changed = false;
   {
     std::lock_guard lock(mu_);
+    // Ids no longer live are forgotten first, making room (one still queued
+    // is forgotten once answered).
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (!it->second.queued && !ids.count(it->first)) {
+        changed |= found_.erase(it->first) > 0;
+        it = entries_.erase(it);
+      } else {
+        ++it;
+      }
+    }
     for (const auto& id : ids) {
       auto it = entries_.find(id);
       if (it != entries_.end() &&
@@ -67,15 +77,6 @@ void EngineClient::want(const std::unordered_set<std::string>& ids, TimePoint no
       it->second.asked = now;
       queue_.push_back(id);
       queued = true;
-    }
-    // Ids no longer live are forgotten (one still queued, once answered).
-    for (auto it = entries_.begin(); it != entries_.end();) {
-      if (!it->second.queued && !ids.count(it->first)) {
-        changed |= found_.erase(it->first) > 0;
-        it = entries_.erase(it);
-      } else {
-        ++it;
-      }
     }
     if (changed) publish_locked();
   }
