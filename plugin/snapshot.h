@@ -24,7 +24,7 @@
 #include "plugin/parse/stat_keys.h"
 #include "plugin/runtime/identity.h"
 #include "plugin/runtime/oci_record.h"
-#include "plugin/runtime/engine_client.h"
+#include "plugin/runtime/engine_stats.h"
 #include "plugin/runtime/record_store.h"
 
 namespace memcg {

@@ -23,23 +23,11 @@
 
 #include "plugin/clock.h"
 #include "plugin/error.h"
+#include "plugin/runtime/engine_stats.h"
 #include "plugin/runtime/record_store.h"
 #include "plugin/sys/unique_fd.h"
 
 namespace memcg::runtime {
-
-// The engines asked, each about the containers its cgroups name (the
-// runtime label): Docker's socket never hears of podman's ids and back.
-inline constexpr size_t kEngineCount = 2;
-inline constexpr std::string_view kEngines[kEngineCount] = {"docker", "podman"};
-
-enum class LookupResult : uint8_t { ok, not_found, error };
-inline constexpr size_t kLookupResultCount = 3;
-
-struct EngineStats {
-  std::array<uint64_t, kLookupResultCount> lookups{};  // by LookupResult, since start
-  size_t cached = 0;                                   // ids with an answer kept
-};
 
 class EngineClient {
  public:

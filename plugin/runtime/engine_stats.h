@@ -1,0 +1,25 @@
+// What the Engine API lookups report (the snapshot carries it per engine):
+// kept apart from the client so data headers need no thread headers.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace memcg::runtime {
+
+// The engines asked, each about the containers its cgroups name (the
+// runtime label): Docker's socket never hears of podman's ids and back.
+inline constexpr size_t kEngineCount = 2;
+inline constexpr std::string_view kEngines[kEngineCount] = {"docker", "podman"};
+
+enum class LookupResult : uint8_t { ok, not_found, error };
+inline constexpr size_t kLookupResultCount = 3;
+
+struct EngineStats {
+  std::array<uint64_t, kLookupResultCount> lookups{};  // by LookupResult, since start
+  size_t cached = 0;                                   // ids with an answer kept
+};
+
+}  // namespace memcg::runtime
