@@ -7,8 +7,9 @@
 # Usage: tests/vm/run-bench.sh BUILD_DIR [N=10000] [TICKS=40]
 #        SYNTHETIC=0 skips the tmpfs tree (the real cgroups and the daemon only)
 #        SCRAPE_ONLY=1 only measures one scrape per profile (memcg-bench --scrape-only)
-#        COST=1: the whole daemon (default configuration) over N real cgroups for
-#        TICKS seconds, decomposed by memcg-cost, next to the bare memory.current loop
+#        COST=1: the whole daemon over N real cgroups for TICKS seconds, at the
+#        default configuration and then at max_age 30 s, each decomposed by
+#        memcg-cost next to the bare memory.current loop
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
