@@ -94,6 +94,9 @@ struct ContainersConfig {
   std::string docker_socket;
   std::string podman_socket;
   Duration engine_timeout = std::chrono::seconds(2);  // per lookup
+
+  // The socket of engine k in runtime::kEngines order (docker, podman).
+  const std::string& engine_socket(size_t k) const noexcept { return k == 0 ? docker_socket : podman_socket; }
 };
 
 // Identity labels that can be copied onto every per-cgroup series (they are

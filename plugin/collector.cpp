@@ -19,12 +19,10 @@ Collector::~Collector() = default;
 
 void Collector::set_config(config::Config config) {
   if (config.containers.records_dir != config_.containers.records_dir) records_.reset();
-  if (config.containers.docker_socket != config_.containers.docker_socket ||
-      config.containers.engine_timeout != config_.containers.engine_timeout)
-    engines_[0].reset();
-  if (config.containers.podman_socket != config_.containers.podman_socket ||
-      config.containers.engine_timeout != config_.containers.engine_timeout)
-    engines_[1].reset();
+  for (size_t k = 0; k < runtime::kEngineCount; ++k)
+    if (config.containers.engine_socket(k) != config_.containers.engine_socket(k) ||
+        config.containers.engine_timeout != config_.containers.engine_timeout)
+      engines_[k].reset();
   config_ = std::move(config);
   rules_.reset();
   need_rescan_ = true;
@@ -38,13 +36,12 @@ void Collector::refresh_records(bool rescanned, TimePoint now, PassReport& repor
     records_->refresh(rescanned, errors);
     for (auto& e : errors) report.add_error(std::move(e));
   }
-  const std::string* sockets[runtime::kEngineCount] = {&cc.docker_socket, &cc.podman_socket};
   bool any_engine = false;
   for (size_t k = 0; k < runtime::kEngineCount; ++k) {
-    if (sockets[k]->empty()) continue;
+    if (cc.engine_socket(k).empty()) continue;
     if (!engines_[k]) {
       engines_[k] = std::make_unique<runtime::EngineClient>(
-          runtime::EngineClient::Options{.sockets = {*sockets[k]}, .timeout = cc.engine_timeout});
+          runtime::EngineClient::Options{.sockets = {cc.engine_socket(k)}, .timeout = cc.engine_timeout});
       rescanned = true;  // hand it the live ids now, not at the next rescan
     }
     for (auto& e : engines_[k]->take_errors()) report.add_error(std::move(e));  // once per failing spell
@@ -60,8 +57,8 @@ void Collector::refresh_records(bool rescanned, TimePoint now, PassReport& repor
       const auto& ident = e.id->identity;
       if (ident.container_id.empty()) continue;
       live.insert(ident.container_id);
-      for (size_t k = 0; k < runtime::kEngineCount; ++k)
-        if (engines_[k] && ident.runtime == runtime::kEngines[k]) engine_ids[k].insert(ident.container_id);
+      if (const size_t k = runtime::engine_of(ident.runtime); k < runtime::kEngineCount && engines_[k])
+        engine_ids[k].insert(ident.container_id);
     }
     if (records_) records_->expire(live, now, std::max<Duration>(2 * config_.collector.rescan_interval, std::chrono::seconds(30)));
     for (size_t k = 0; k < runtime::kEngineCount; ++k)
@@ -77,15 +74,16 @@ void Collector::refresh_records(bool rescanned, TimePoint now, PassReport& repor
   std::array<uint64_t, runtime::kEngineCount> gen{};
   for (size_t k = 0; k < runtime::kEngineCount; ++k) gen[k] = engines_[k] ? engines_[k]->generation() : 0;
   if (!rescanned && merged_ && hooks == merged_hooks_ && gen == merged_engine_gen_) return;
-  std::unordered_map<std::string, std::string> outermost;  // docker/podman id -> its shallowest cgroup
+  // Engine containers' ids -> their shallowest cgroup (a look-alike may sit
+  // in another subtree that sorts first, so by depth, not by table order).
+  std::unordered_map<std::string, const CgroupId*> shallowest;
   for (const auto& e : table_.entries()) {
-    const auto& ident = e.id->identity;
-    if (ident.runtime != "docker" && ident.runtime != "podman") continue;
-    const std::string& path = e.id->path;
-    auto [it, fresh] = outermost.try_emplace(ident.container_id, path);
-    if (!fresh && std::count(path.begin(), path.end(), '/') < std::count(it->second.begin(), it->second.end(), '/'))
-      it->second = path;
+    if (runtime::engine_of(e.id->identity.runtime) == runtime::kEngineCount) continue;
+    auto [it, fresh] = shallowest.try_emplace(e.id->identity.container_id, e.id.get());
+    if (!fresh && e.id->depth < it->second->depth) it->second = e.id.get();
   }
+  std::unordered_map<std::string, std::string> outermost;
+  for (const auto& [id, cg] : shallowest) outermost.emplace(id, cg->path);
   runtime::RecordMap merged = hooks ? *hooks : runtime::RecordMap{};
   for (const auto& engine : engines_)
     if (engine) merged = runtime::merge_records(std::move(merged), *engine->records(), outermost);

@@ -14,6 +14,14 @@ namespace memcg::runtime {
 inline constexpr size_t kEngineCount = 2;
 inline constexpr std::string_view kEngines[kEngineCount] = {"docker", "podman"};
 
+// The index in kEngines of the engine that runs containers of `runtime` (an
+// Identity::runtime), or kEngineCount for none.
+inline size_t engine_of(std::string_view runtime) noexcept {
+  size_t k = 0;
+  while (k < kEngineCount && kEngines[k] != runtime) ++k;
+  return k;
+}
+
 enum class LookupResult : uint8_t { ok, not_found, error };
 inline constexpr size_t kLookupResultCount = 3;
 
