@@ -145,12 +145,11 @@ TEST(Walker, SaysWhenItFoundExactlyWhatItFoundLastTime) {
   r = w.walk(t.root(), cfg());
   EXPECT_TRUE(r.same_as_last);
   EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a", "a/x", "b"})) << "not elided unless asked";
-  // Removed and created again under the same name: a new inode, not the same.
-  // (A fixture file system may hand the freed inode number straight back: a
-  // placeholder takes it. cgroupfs does not reuse ids.)
-  t.remove("a/x");
-  t.add_plain_dir("placeholder");
-  t.add("a/x");
+  // Removed and created again under the same name (a's link count ends where
+  // it was): a new inode, not the same. recreate() keeps the old directory
+  // alive until the new one exists, because a fixture file system may hand a
+  // freed inode number straight back (cgroupfs does not reuse ids).
+  t.recreate("a/x");
   r = w.walk(t.root(), cfg(), true);
   EXPECT_FALSE(r.same_as_last);
   EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a", "a/x", "b"}));
