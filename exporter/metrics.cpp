@@ -206,6 +206,12 @@ const MetricDef kTable[] = {
   {"memcg_exporter_last_rescan_timestamp_seconds", Profile::lean, MetricType::Gauge, "",
    "Unix time of the last rescan that could read the cgroup root (new and removed cgroups are seen at rescans).", nullptr,
    [](const Ctx& x, Sink& s) { if (x.snap.last_rescan_wall.time_since_epoch().count()) s.add(unix_seconds(x.snap.last_rescan_wall)); }},
+  {"memcg_exporter_rescans_total", Profile::lean, MetricType::Counter, "method",
+   "Rescans (every collector.rescan_interval, and at once after a removal the last one could not rule out) by how they learnt that nothing was added or removed: method walk (the tree was walked: a path lookup per directory, a listing of those that changed) or count (the root's cgroup.stat counted exactly the collected cgroups, none of which had gone: no walk; every sixth rescan walks anyway, for renames).", nullptr,
+   [](const Ctx& x, Sink& s) {
+     s.add(d(x.snap.rescans_walked), {{"method", "walk"}});
+     s.add(d(x.snap.rescans_counted), {{"method", "count"}});
+   }},
   {"memcg_exporter_root_readable", Profile::lean, MetricType::Gauge, "",
    "1 if the cgroup root could be opened at the last rescan, 0 if not (the last data collected is served; cgroups are not rediscovered).", nullptr,
    [](const Ctx& x, Sink& s) { if (x.snap.pass) s.add(x.snap.root_ok ? 1 : 0); }},

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <string_view>
@@ -9,6 +10,8 @@
 
 #include "plugin/cgroupfs/kept_file.h"
 #include "plugin/cgroupfs/walk.h"
+#include "plugin/cgroupfs/walk_skip.h"
+#include "plugin/parse/cgroup_stat.h"
 #include "plugin/runtime/identity.h"
 
 namespace memcg {
@@ -75,9 +78,35 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
   const bool settled = left_out_.total() == 0 && entries_.size() == last_walk_cgroups_ &&
                        std::none_of(entries_.begin(), entries_.end(), [](const CgroupEntry& e) { return e.gone; }) &&
                        config.resolved() == settings_from_;
-  cgroupfs::WalkResult found = walker_.walk(root, config.collector, /*elide_unchanged=*/settled);
   report.rescanned = true;
+  walk_owed_ = false;
+  // Quieter still: the root's live descendant count says whether a walk can
+  // find anything new at all (walk_skip.h has the argument and its limits).
+  if (settled && last_walk_complete_) {
+    cgroupfs::SkipEvidence evidence;
+    evidence.settled = true;
+    evidence.last_walk_complete = true;
+    evidence.descendants = read_descendants();
+    evidence.collected_descendants = entries_.size() - (!entries_.empty() && entries_.front().id->path == "/" ? 1u : 0u);
+    evidence.skipped_in_a_row = skipped_in_a_row_;
+    if (cgroupfs::may_skip_walk(evidence)) {
+      ++skipped_in_a_row_;
+      ++counters.walks_skipped;
+      report.walk_skipped = true;
+      return;
+    }
+  }
+  skipped_in_a_row_ = 0;
+  ++counters.walks;
+  cgroupfs::WalkResult found = walker_.walk(root, config.collector, /*elide_unchanged=*/settled);
   root_ok_ = found.root_ok;
+  last_walk_complete_ = found.root_ok && found.unknown.empty();
+  if (!found.root_ok) root_stat_.reset();
+  else if (!root_stat_.valid()) {
+    // Optional: without it (an older kernel, a fixture tree) every rescan walks.
+    const std::string path = root + "/cgroup.stat";
+    if (auto fd = cgroupfs::open_at(AT_FDCWD, path.c_str()); fd.ok()) root_stat_ = std::move(fd).value();
+  }
   limited_ = found.limited;
   no_memory_ = found.no_memory;
   for (auto& err : found.errors) report.add_error(std::move(err));
@@ -183,6 +212,17 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
   link_parents();
 }
 
+std::optional<uint64_t> CgroupTable::read_descendants() noexcept {
+  if (!root_stat_.valid()) return std::nullopt;
+  std::array<char, 1024> buf;  // two lines on 6.1; nr_descendants comes first on every kernel
+  const ssize_t n = ::pread(root_stat_.get(), buf.data(), buf.size(), 0);
+  if (n <= 0) {
+    root_stat_.reset();  // the root went away or was remounted: the next walk says which, and reopens
+    return std::nullopt;
+  }
+  return parse::parse_nr_descendants(std::string_view(buf.data(), static_cast<size_t>(n)));
+}
+
 void CgroupTable::link_parents() {
   parents_.assign(entries_.size(), -1);
   std::vector<size_t> stack;
@@ -219,6 +259,9 @@ void CgroupTable::erase_gone(PassReport& report) {
   const size_t before = entries_.size();
   std::erase_if(entries_, [](const CgroupEntry& e) { return e.gone; });
   if (entries_.size() == before) return;
+  // Gone in the pass whose rescan trusted the count: the count may have
+  // hidden a cgroup created as this one went (walk_skip.h).
+  if (report.walk_skipped) walk_owed_ = true;
   open_fds_ = 0;
   for (const auto& e : entries_) open_fds_ += fds_of(e);
   report.removed += before - entries_.size();

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,9 @@ class CgroupTable {
   bool events_flagged(const CgroupEntry& e) const noexcept;
   // Drops the cgroups found gone during the pass.
   void erase_gone(PassReport& report);
+  // A cgroup went away in a pass whose rescan skipped the walk: walk at the
+  // next pass rather than at the next rescan_interval.
+  bool walk_owed() const noexcept { return walk_owed_; }
 
   std::vector<CgroupEntry>& entries() noexcept { return entries_; }
   const std::vector<CgroupEntry>& entries() const noexcept { return entries_; }
@@ -85,6 +89,8 @@ class CgroupTable {
 
  private:
   void link_parents();
+  // The root's live descendants (cgroup.stat), or nullopt if unreadable.
+  std::optional<uint64_t> read_descendants() noexcept;
   // Opens a new cgroup's directory and kept files into `e`: 0, or the errno
   // of the first open that failed for a reason other than a missing file.
   int open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, PassReport& report, Counters& counters);
@@ -101,6 +107,12 @@ class CgroupTable {
   // leaves the table as it is.
   std::vector<std::shared_ptr<const config::Settings>> settings_from_;
   size_t last_walk_cgroups_ = SIZE_MAX;
+  // The walk's shortcut (walk_skip.h): the root's cgroup.stat kept open, and
+  // whether the last walk saw the whole tree.
+  sys::UniqueFd root_stat_;
+  bool last_walk_complete_ = false;
+  uint64_t skipped_in_a_row_ = 0;
+  bool walk_owed_ = false;
   sys::UniqueFd epoll_;               // memory.events fds that the kernel flags on change
   std::vector<unsigned char> ready_;  // by fd: flagged since the last pass
   std::vector<epoll_event> epoll_events_;

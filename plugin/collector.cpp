@@ -189,6 +189,7 @@ PassReport Collector::run_pass() {
   counters_.read_cpu += cpu3 - cpu2;   // memory.stat reads with peak, pressure and limits
 
   table_.erase_gone(report);
+  if (table_.walk_owed()) need_rescan_ = true;
   report.root_ok = table_.root_ok();
   report.limited = table_.limited();
   report.left_out = table_.left_out();
@@ -284,6 +285,8 @@ void Collector::publish(TimePoint started) {
   snap->reads = counters_.reads;
   snap->skips = counters_.skips;
   snap->reads_deferred = counters_.deferred;
+  snap->rescans_walked = counters_.walks;
+  snap->rescans_counted = counters_.walks_skipped;
   // Built once per configuration and shared by its snapshots: a pass
   // allocates nothing per rule.
   if (!rules_) rules_ = std::make_shared<const std::vector<std::shared_ptr<const config::Settings>>>(config_.resolved());

@@ -28,6 +28,7 @@ struct LeftOut {
 
 struct PassReport {
   bool rescanned = false;
+  bool walk_skipped = false;     // the rescan trusted cgroup.stat's count and did not walk
   bool root_ok = true;           // false: the root could not be opened at the last rescan
   size_t added = 0, removed = 0;  // cgroups that appeared / went away this pass
   uint64_t reads = 0, skips = 0;
@@ -47,6 +48,7 @@ struct Counters {
   std::array<uint64_t, cache::kReadReasonCount> reads{};               // memory.stat reads by reason
   uint64_t skips = 0;     // probes that served cached memory.stat values
   uint64_t deferred = 0;  // reads the read budget postponed (also skips)
+  uint64_t walks = 0, walks_skipped = 0;  // rescans that walked the tree / that cgroup.stat's count spared
   ReadHistogram read_seconds;
   PassHistogram pass_seconds;
   // CPU time of the collector thread by phase (CLOCK_THREAD_CPUTIME_ID): what

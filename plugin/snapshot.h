@@ -103,6 +103,7 @@ struct Snapshot {
   std::array<uint64_t, cache::kReadReasonCount> reads{};  // totals since start
   uint64_t skips = 0;
   uint64_t reads_deferred = 0;  // reads the read budget postponed (counted in skips too)
+  uint64_t rescans_walked = 0, rescans_counted = 0;  // rescans that walked / that cgroup.stat's count spared
   ReadHistogram stat_read_seconds;
   PassHistogram pass_seconds;
   // Container records by id (container name, image, pod, namespace): the OCI

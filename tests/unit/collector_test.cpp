@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "plugin/collector.h"
+#include "tests/fixtures/faulty_io.h"
 #include "tests/fixtures/fd_limit.h"
 #include "tests/fixtures/tree.h"
 #include "tests/unit/alloc_counter.h"
@@ -23,29 +24,7 @@ using cache::ReadReason;
 
 constexpr uint64_t kThreshold = 4096;
 
-// Fails preads of files whose path starts with a chosen prefix.
-class FaultyIo final : public cgroupfs::FileIo {
- public:
-  ssize_t pread(int fd, char* buf, size_t len, off_t off) noexcept override {
-    if (!faults_.empty()) {
-      char link[64], target[4096];
-      std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-      const ssize_t n = ::readlink(link, target, sizeof target - 1);
-      if (n > 0) {
-        const std::string_view path(target, static_cast<size_t>(n));
-        for (const auto& [prefix, err] : faults_)
-          if (path.starts_with(prefix)) {
-            errno = err;
-            return -1;
-          }
-      }
-    }
-    return cgroupfs::FileIo::system().pread(fd, buf, len, off);
-  }
-  bool host_has_swap() noexcept override { return swap_; }
-  std::map<std::string, int> faults_;
-  bool swap_ = true;
-};
+using fixtures::FaultyIo;
 
 class CollectorTest : public ::testing::Test {
  protected:

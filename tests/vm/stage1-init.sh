@@ -108,6 +108,28 @@ if [ "$found" = 12 ]; then echo "CHECK new-cgroups-found ok 12 of 12"; else echo
 for b in 1 2 3 4 5 6 7 8 9 10; do rmdir $CG/t5/g$b/new; done
 rmdir $CG/t5/fresh/inner $CG/t5/fresh
 
+# Rescans of a settled tree trust the root's cgroup.stat (nr_descendants equal
+# to the collected cgroups) instead of walking. One cgroup removed and another
+# created between two rescans keep that count: the probe's ENODEV on the
+# removed one must make the next pass walk and find the new one.
+m() { wget -qO- http://127.0.0.1:9756/metrics | grep -E "^$1" | awk '{print $NF}'; }
+sleep 5
+counted0=$(m 'memcg_exporter_rescans_total\{method="count"\}')
+rmdir $CG/t5/g1/l4 && mkdir $CG/t5/g1/swapped
+sleep 4  # two rescans and a probe
+counted1=$(m 'memcg_exporter_rescans_total\{method="count"\}')
+walked=$(m 'memcg_exporter_rescans_total\{method="walk"\}')
+swapped=$(wget -qO- http://127.0.0.1:9756/metrics | grep -c '^memcg_cgroup_info{.*cgroup="t5/g1/\(l4\|swapped\)"')
+has_new=$(wget -qO- http://127.0.0.1:9756/metrics | grep -c '^memcg_cgroup_info{.*cgroup="t5/g1/swapped"')
+if [ "${counted0:-0}" -gt 0 ] && [ "$swapped" = 1 ] && [ "$has_new" = 1 ]; then
+  echo "CHECK rescan-by-count ok: $counted0 -> $counted1 rescans counted, $walked walked; the swapped-in cgroup found"
+else
+  echo "CHECK rescan-by-count FAIL: counted $counted0 -> $counted1, walked $walked, swapped $swapped, new $has_new"
+  cat $CG/cgroup.stat
+  rc=1
+fi
+rmdir $CG/t5/g1/swapped && mkdir $CG/t5/g1/l4
+
 # The fd budget on the real kernel: a second exporter whose RLIMIT_NOFILE fits
 # ~50 of the ~270 cgroups. The collected set must hold still over rescans
 # (no cgroup re-read from the start), the rest counted and logged once.

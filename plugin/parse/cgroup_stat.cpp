@@ -1,0 +1,20 @@
+#include "plugin/parse/cgroup_stat.h"
+
+#include "plugin/parse/number.h"
+
+namespace memcg::parse {
+
+std::optional<uint64_t> parse_nr_descendants(std::string_view text) noexcept {
+  constexpr std::string_view kKey = "nr_descendants ";
+  std::optional<uint64_t> found;
+  std::string_view line;
+  while (next_line(text, line)) {
+    if (!line.starts_with(kKey)) continue;
+    auto v = parse_u64(line.substr(kKey.size()));
+    if (!v || found) return std::nullopt;  // a count we cannot trust is no count
+    found = v;
+  }
+  return found;
+}
+
+}  // namespace memcg::parse

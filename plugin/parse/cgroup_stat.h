@@ -1,0 +1,16 @@
+// cgroup.stat: "nr_descendants N" and "nr_dying_descendants N" (newer kernels
+// add nr_subsys_* lines). Only the live descendant count is wanted: the
+// kernel keeps it as a counter, so reading it costs the same whatever the
+// tree's size, unlike a walk.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace memcg::parse {
+
+// nr_descendants, or nullopt if the line is missing, repeated or malformed.
+std::optional<uint64_t> parse_nr_descendants(std::string_view text) noexcept;
+
+}  // namespace memcg::parse

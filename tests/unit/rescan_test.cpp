@@ -1,0 +1,166 @@
+// Rescans that trust the root's cgroup.stat instead of walking: never when
+// the count leaves room for a cgroup not collected, and a cgroup created as
+// another goes is found at the next pass, not one rescan_interval later.
+#include <gtest/gtest.h>
+
+#include "config/config.h"
+#include "plugin/cgroupfs/walk_skip.h"
+#include "plugin/collector.h"
+#include "plugin/parse/cgroup_stat.h"
+#include "tests/fixtures/faulty_io.h"
+#include "tests/fixtures/tree.h"
+
+namespace memcg {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(CgroupStat, ReadsTheLiveDescendantCount) {
+  EXPECT_EQ(parse::parse_nr_descendants("nr_descendants 212\nnr_dying_descendants 3\n"), 212u);  // 6.1
+  EXPECT_EQ(parse::parse_nr_descendants("nr_descendants 7\nnr_dying_descendants 0\nnr_subsys_cpu 2\nnr_subsys_memory 7\n"
+                                        "nr_dying_subsys_memory 0\n"),
+            7u);  // 6.11 and later add per-controller lines
+  EXPECT_EQ(parse::parse_nr_descendants("nr_dying_descendants 0\nnr_descendants 0"), 0u);
+  for (const char* bad : {"", "nr_dying_descendants 3\n", "nr_descendants\n", "nr_descendants -1\n", "nr_descendants 1x\n",
+                          "nr_descendants 99999999999999999999\n", "nr_descendants 1\nnr_descendants 2\n"})
+    EXPECT_FALSE(parse::parse_nr_descendants(bad)) << bad;
+}
+
+TEST(WalkSkip, OnlyAnExactCountOfASettledCompleteTreeSkips) {
+  cgroupfs::SkipEvidence ok;
+  ok.settled = true;
+  ok.last_walk_complete = true;
+  ok.descendants = 40;
+  ok.collected_descendants = 40;
+  EXPECT_TRUE(cgroupfs::may_skip_walk(ok));
+  auto with = [&](auto change) {
+    cgroupfs::SkipEvidence e = ok;
+    change(e);
+    return cgroupfs::may_skip_walk(e);
+  };
+  EXPECT_FALSE(with([](auto& e) { e.settled = false; }));
+  EXPECT_FALSE(with([](auto& e) { e.last_walk_complete = false; }));
+  EXPECT_FALSE(with([](auto& e) { e.descendants.reset(); }));
+  EXPECT_FALSE(with([](auto& e) { e.descendants = 41; })) << "one more than collected: a new cgroup, or one not collected";
+  EXPECT_FALSE(with([](auto& e) { e.descendants = 39; })) << "one fewer: gone without a probe noticing yet";
+  EXPECT_TRUE(with([](auto& e) { e.skipped_in_a_row = cgroupfs::kMaxWalksSkippedInARow - 1; }));
+  EXPECT_FALSE(with([](auto& e) { e.skipped_in_a_row = cgroupfs::kMaxWalksSkippedInARow; })) << "renames keep the count";
+}
+
+class RescanTest : public ::testing::Test {
+ protected:
+  RescanTest() {
+    for (const char* p : {"a", "a/x", "b"}) tree.add(p);
+    cfg = config::Config::builtin({4096, 1});
+    cfg.collector.rescan_interval = 1s;  // a rescan every pass
+    cfg.resolve();
+  }
+  void count(uint64_t n) { tree.write("/", "cgroup.stat", "nr_descendants " + std::to_string(n) + "\nnr_dying_descendants 0\n"); }
+  PassReport pass(Collector& c) {
+    clock.advance(1s);
+    return c.run_pass();
+  }
+  bool has(const Collector& c, const std::string& path) {
+    for (const auto& v : c.latest()->cgroups)
+      if (v.id->path == path) return true;
+    return false;
+  }
+  uint64_t walked(const Collector& c) { return c.latest()->rescans_walked; }
+  uint64_t counted(const Collector& c) { return c.latest()->rescans_counted; }
+
+  fixtures::Tree tree;
+  config::Config cfg;
+  ManualClock clock;
+  fixtures::FaultyIo io;
+};
+
+TEST_F(RescanTest, AQuietTreeIsCountedNotWalkedButWalkedEverySixthRescan) {
+  count(3);
+  Collector c(tree.root(), cfg, clock, io);
+  pass(c);
+  EXPECT_EQ(walked(c), 1u);
+  for (uint64_t i = 1; i <= cgroupfs::kMaxWalksSkippedInARow; ++i) {
+    EXPECT_TRUE(pass(c).walk_skipped);
+    EXPECT_EQ(counted(c), i);
+  }
+  EXPECT_EQ(walked(c), 1u);
+  // A rename keeps the count: the walk that comes anyway finds the old name
+  // gone (the walker lists the parent again at the walk after), and then the
+  // count exceeds what is collected, so the next rescan walks too.
+  ASSERT_EQ(::rename(tree.dir("b").c_str(), tree.dir("c").c_str()), 0);
+  EXPECT_FALSE(pass(c).walk_skipped);
+  EXPECT_FALSE(has(c, "b"));
+  EXPECT_FALSE(pass(c).walk_skipped);
+  EXPECT_EQ(walked(c), 3u);
+  EXPECT_TRUE(has(c, "c"));
+  EXPECT_EQ(c.latest()->cgroups.size(), 4u);
+  EXPECT_TRUE(pass(c).walk_skipped);
+}
+
+TEST_F(RescanTest, ANewCgroupMovesTheCountAndIsFoundAtTheNextRescan) {
+  count(3);
+  Collector c(tree.root(), cfg, clock, io);
+  pass(c);
+  pass(c);
+  EXPECT_EQ(counted(c), 1u);
+  tree.add("a/y");
+  count(4);
+  auto r = pass(c);
+  EXPECT_FALSE(r.walk_skipped);
+  EXPECT_EQ(r.added, 1u);
+  EXPECT_TRUE(has(c, "a/y"));
+  EXPECT_TRUE(pass(c).walk_skipped) << "settled again";
+}
+
+TEST_F(RescanTest, ACgroupCreatedAsAnotherGoesIsFoundAtTheNextPass) {
+  cfg.collector.rescan_interval = 10s;
+  count(3);
+  Collector c(tree.root(), cfg, clock, io);
+  pass(c);
+  for (int i = 0; i < 9; ++i) pass(c);  // the next pass rescans
+  // b removed (kernfs answers ENODEV on its kept fds) and a/y created: the
+  // count is 3 again, so the rescan trusts it; the pass's probe then sees b
+  // gone, and the walk follows at the next pass instead of 10 s later.
+  tree.remove("b");
+  io.faults_[tree.dir("b") + "/"] = ENODEV;
+  tree.add("a/y");
+  auto r = pass(c);
+  EXPECT_TRUE(r.walk_skipped);
+  EXPECT_EQ(r.removed, 1u);
+  EXPECT_FALSE(has(c, "a/y"));
+  r = pass(c);
+  EXPECT_FALSE(r.walk_skipped);
+  EXPECT_EQ(r.added, 1u);
+  EXPECT_TRUE(has(c, "a/y"));
+}
+
+TEST_F(RescanTest, WhatTheCountCannotVouchForIsWalked) {
+  Collector c(tree.root(), cfg, clock, io);
+  pass(c);
+  pass(c);
+  EXPECT_EQ(counted(c), 0u) << "no cgroup.stat: every rescan walks";
+  count(3);
+  pass(c);  // the walk opens the count
+  EXPECT_TRUE(pass(c).walk_skipped);
+  tree.write("/", "cgroup.stat", "nr_descendants three\n");
+  EXPECT_FALSE(pass(c).walk_skipped) << "malformed";
+  // A directory without the memory controller is a descendant not
+  // collected: it may gain the controller without the count moving.
+  tree.add_plain_dir("init.scope");
+  count(4);
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(pass(c).walk_skipped);
+  tree.add("init.scope");  // the controller enabled there
+  EXPECT_FALSE(pass(c).walk_skipped);
+  EXPECT_TRUE(has(c, "init.scope"));
+  EXPECT_TRUE(pass(c).walk_skipped);
+  // New rules: the next rescan walks whatever the count says.
+  cfg.collector.exclude = {*config::Glob::compile("init.scope", nullptr)};
+  cfg.resolve();
+  c.set_config(cfg);
+  EXPECT_FALSE(pass(c).walk_skipped);
+  EXPECT_FALSE(has(c, "init.scope"));
+  EXPECT_FALSE(pass(c).walk_skipped) << "an excluded cgroup is not collected: walked";
+}
+
+}  // namespace
+}  // namespace memcg
