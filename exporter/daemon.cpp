@@ -98,7 +98,7 @@ class ReportLog {
     // when they all fit again; memcg_exporter_cgroups_left_out has the count.
     if (r.left_out.fd_budget > 0 && left_out_.fd_budget == 0)
       log_warning(std::to_string(r.left_out.fd_budget) + " cgroups are not collected: their descriptors (" +
-                  std::to_string(kMaxFdsPerCgroup) + " each) do not fit in the fd budget (" +
+                  std::to_string(kMinFdsPerCgroup) + " each) do not fit in the fd budget (" +
                   std::to_string(s.cgroup_fd_budget) + " of RLIMIT_NOFILE " + std::to_string(fd_limit_) +
                   "); the collected ones stay, the rest are added as room frees up. Raise LimitNOFILE= (README: Sizing)");
     if (r.left_out.fds_exhausted > 0 && left_out_.fds_exhausted == 0)

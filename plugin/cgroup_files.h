@@ -15,8 +15,13 @@ enum class FileKind : unsigned char { stat, current, swap_current, events, press
 inline constexpr size_t kFileKindCount = 11;
 
 enum class FileAccess : unsigned char {
-  kept,       // opened at discovery, re-read with one pread per use
-  with_stat,  // opened, read and closed with memory.stat, at most every limits_max_age (changes rarely)
+  kept,  // opened at discovery, re-read with one pread per use
+  // Read with memory.stat at most every limits_max_age (they change rarely).
+  // Kept open like the others while the fd budget has room for them after
+  // every cgroup's kept files (a kernfs open and close cost ~18 preads under
+  // emulation: five of them were 1.5x the whole probe loop); otherwise
+  // opened, read and closed each time.
+  kept_if_room,
 };
 
 struct CgroupFile {
@@ -33,21 +38,24 @@ inline constexpr std::array<CgroupFile, kFileKindCount> kCgroupFiles = {{
     {FileKind::events, "memory.events", FileAccess::kept},
     {FileKind::pressure, "memory.pressure", FileAccess::kept},
     {FileKind::peak, "memory.peak", FileAccess::kept},
-    {FileKind::min, "memory.min", FileAccess::with_stat},
-    {FileKind::low, "memory.low", FileAccess::with_stat},
-    {FileKind::high, "memory.high", FileAccess::with_stat},
-    {FileKind::max, "memory.max", FileAccess::with_stat},
-    {FileKind::swap_max, "memory.swap.max", FileAccess::with_stat},
+    {FileKind::min, "memory.min", FileAccess::kept_if_room},
+    {FileKind::low, "memory.low", FileAccess::kept_if_room},
+    {FileKind::high, "memory.high", FileAccess::kept_if_room},
+    {FileKind::max, "memory.max", FileAccess::kept_if_room},
+    {FileKind::swap_max, "memory.swap.max", FileAccess::kept_if_room},
 }};
 
-// Descriptors a collected cgroup holds at most: its directory (the with_stat
-// files are opened relative to it) and every kept file. The fd budget plans
-// with this; a cgroup without some file (no swap accounting) holds fewer.
-constexpr size_t kMaxFdsPerCgroup = [] {
+// Descriptors a collected cgroup holds: at least its directory (the limit
+// files are opened relative to it when not kept) and every kept file, at
+// most the limit files too. The fd budget collects every cgroup it can with
+// the least, then keeps limit files with what is left. A cgroup without some
+// file (no swap accounting) holds fewer.
+constexpr size_t kMinFdsPerCgroup = [] {
   size_t n = 1;
   for (const auto& f : kCgroupFiles) n += f.access == FileAccess::kept ? 1 : 0;
   return n;
 }();
+constexpr size_t kMaxFdsPerCgroup = 1 + kCgroupFiles.size();
 
 constexpr const CgroupFile& cgroup_file(FileKind k) noexcept { return kCgroupFiles[static_cast<size_t>(k)]; }
 constexpr std::string_view file_name(FileKind k) noexcept { return cgroup_file(k).name; }

@@ -25,10 +25,10 @@ int64_t signed_diff(uint64_t cur, uint64_t prev) noexcept {
 
 CgroupReader::FileRead CgroupReader::read(const CgroupEntry& e, FileKind kind, PassReport& report) {
   const CgroupFile& f = cgroup_file(kind);
-  if (f.access == FileAccess::kept && !e.file(kind).valid()) return {Status::absent, {}};
-  const cgroupfs::ReadResult r = f.access == FileAccess::kept
-                                     ? cgroupfs::read_kept(io_, e.file(kind).get(), buf_)
-                                     : cgroupfs::read_once(io_, e.dir.get(), f.name.data(), buf_);  // NUL-terminated literals
+  const bool held = e.file(kind).valid();
+  if (f.access == FileAccess::kept && !held) return {Status::absent, {}};
+  const cgroupfs::ReadResult r = held ? cgroupfs::read_kept(io_, e.file(kind).get(), buf_)
+                                      : cgroupfs::read_once(io_, e.dir.get(), f.name.data(), buf_);  // NUL-terminated literals
   if (r.ok()) return {Status::ok, r.value()};
   if (is_gone(r.err())) return {Status::gone, {}};
   ++counters_.read_errors[static_cast<size_t>(kind)];
@@ -140,9 +140,9 @@ CgroupReader::StatRead CgroupReader::read_stat(const CgroupEntry& e, bool limits
       rec->has_rate.set(k);
     }
   }
-  // Limits: rarely changing, so not kept open (7 fds per cgroup with its
-  // directory, not 12) and read only when the collector asks (at most every
-  // limits_max_age): five opens would cost more than memory.stat itself.
+  // Limits: rarely changing, so read only when the collector asks (at most
+  // every limits_max_age), from kept fds where the fd budget had room for
+  // them, else opened and closed (kept_if_room in cgroup_files.h).
   if (limits || !e.record) {
     rec->limits_read_at = t0;
     for (size_t k = 0; k < lim_count; ++k) {

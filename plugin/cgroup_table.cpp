@@ -34,8 +34,8 @@ CgroupTable::~CgroupTable() {
   entries_.clear();  // their fds leave the epoll set as they close, before epoll_ itself
 }
 
-int CgroupTable::open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, PassReport& report,
-                            Counters& counters) {
+int CgroupTable::open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, bool keep_limits,
+                            PassReport& report, Counters& counters) {
   const std::string dir = cgroup_dir(root, f.path);
   auto d = cgroupfs::open_at(AT_FDCWD, dir.c_str());
   if (!d.ok()) {
@@ -66,7 +66,27 @@ int CgroupTable::open_entry(const std::string& root, cgroupfs::Found& f, CgroupE
       return fd.err();
     }
   }
-  return e.file(FileKind::stat).valid() ? 0 : ENOENT;
+  if (!e.file(FileKind::stat).valid()) return ENOENT;
+  // The limit files only where the budget has room; one that cannot be
+  // opened now is opened with each read instead, which reports its errors.
+  if (keep_limits)
+    for (const CgroupFile& file : kCgroupFiles)
+      if (file.access == FileAccess::kept_if_room)
+        if (auto fd = cgroupfs::open_at(e.dir.get(), file.name.data()); fd.ok())
+          e.files[static_cast<size_t>(file.kind)] = std::move(fd).value();
+  return 0;
+}
+
+size_t CgroupTable::close_limits(CgroupEntry& e) noexcept {
+  size_t closed = 0;
+  for (const CgroupFile& file : kCgroupFiles) {
+    auto& fd = e.files[static_cast<size_t>(file.kind)];
+    if (file.access == FileAccess::kept_if_room && fd.valid()) {
+      fd.reset();
+      ++closed;
+    }
+  }
+  return closed;
 }
 
 
@@ -168,17 +188,28 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
   for (const auto& e : next) open_fds_ += fds_of(e);
   left_out_ = {};
   bool exhausted = false;
+  // Where shedding limit fds goes on, from the last entry down: once room
+  // ran short, nothing added after holds limit fds (room for all twelve
+  // does not come back within the rescan), so each entry is visited once.
+  size_t shed_from = SIZE_MAX;
   for (size_t i : fresh) {
     if (exhausted) {
       ++left_out_.fds_exhausted;  // the next open would fail the same way: not tried until the next rescan
       continue;
     }
-    if (open_fds_ + kMaxFdsPerCgroup > fd_budget_) {
+    // Room for the least a cgroup needs comes first: the limit files kept
+    // by the last ones added give theirs back (their limits are then read
+    // with an open and close), a cgroup in before a limit fd kept.
+    if (open_fds_ + kMinFdsPerCgroup > fd_budget_ && shed_from == SIZE_MAX) shed_from = next.size();
+    while (open_fds_ + kMinFdsPerCgroup > fd_budget_ && shed_from != SIZE_MAX && shed_from > 0)
+      open_fds_ -= close_limits(next[--shed_from]);
+    if (open_fds_ + kMinFdsPerCgroup > fd_budget_) {
       ++left_out_.fd_budget;
       continue;
     }
     CgroupEntry e;
-    if (const int err = open_entry(root, found.cgroups[i], e, report, counters); err != 0) {
+    const bool keep_limits = open_fds_ + kMaxFdsPerCgroup <= fd_budget_;
+    if (const int err = open_entry(root, found.cgroups[i], e, keep_limits, report, counters); err != 0) {
       // Gone since the walk, or unreadable (reported): retried next rescan.
       if (is_exhaustion(err)) {
         exhausted = true;

@@ -62,7 +62,9 @@ class CgroupTable {
   // when it is gone (ENOENT/ENODEV), never because the walk or an open hit
   // EMFILE, ENFILE or ENOMEM; what the walk could not see is kept as it was.
   // New cgroups are added shallowest first while the fd budget has room for
-  // kMaxFdsPerCgroup more; the rest are left out (counted by reason) and
+  // kMinFdsPerCgroup more (limit files kept by others are closed to make
+  // that room; a cgroup keeps its own only while there is room for
+  // kMaxFdsPerCgroup); the rest are left out (counted by reason) and
   // tried again at every rescan, so they come in as room frees up.
   void rescan(const std::string& root, const config::Config& config, PassReport& report, Counters& counters);
   // Descriptors the table may hold (directories and kept files); unlimited
@@ -93,7 +95,10 @@ class CgroupTable {
   std::optional<uint64_t> read_descendants() noexcept;
   // Opens a new cgroup's directory and kept files into `e`: 0, or the errno
   // of the first open that failed for a reason other than a missing file.
-  int open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, PassReport& report, Counters& counters);
+  int open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, bool keep_limits, PassReport& report,
+                 Counters& counters);
+  // Closes the limit files `e` keeps (kept_if_room): the descriptors freed.
+  static size_t close_limits(CgroupEntry& e) noexcept;
 
   cgroupfs::Walker walker_;           // remembers listings: rescans list only changed directories
   std::vector<CgroupEntry> entries_;  // pre-order by path

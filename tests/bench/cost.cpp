@@ -11,9 +11,10 @@
 // With --bare ROOT it then runs the floor of any collector, alone (the
 // exporter is stopped with SIGSTOP meanwhile and continued after): one pread
 // of memory.current per cgroup per second on kept-open fds, over the cgroups
-// under ROOT (the same tree), for the same time; and the floor of a re-read:
-// one pread of memory.stat on a kept fd and the exporter's own parser, over
-// every cgroup, against the exporter's read phase per memory.stat read.
+// under ROOT (the same tree), for the same time; and in the same seconds the
+// floor of a re-read: one pread of memory.stat on a kept fd and the
+// exporter's own parser, as many per second as the exporter made, against
+// the exporter's read phase per memory.stat read.
 //
 // Usage: memcg-cost --port P --pid PID [--seconds 60] [--scrape-every 15] [--bare ROOT]
 // Prints "COST ..." lines and a Markdown table: CPU per cgroup per second by
@@ -166,38 +167,61 @@ int main(int argc, char** argv) {
   const double n = last.cgroups > 0 ? last.cgroups : 1;
   auto per = [&](double cpu) { return cpu / n / window * 1e6; };  // us per cgroup per second
 
-  double bare_us = 0, bare_stat_us = 0;
+  double bare_us = 0, paced_stat_us = 0, paced_trio_us = 0;
   size_t bare_n = 0;
+  const double reads = last.reads - first.reads;
   if (!bare.empty()) {
-    std::vector<int> fds;
+    std::vector<int> fds, stats, pressures, peaks;
     open_all(bare, "memory.current", fds);
+    open_all(bare, "memory.stat", stats);
+    open_all(bare, "memory.pressure", pressures);
+    open_all(bare, "memory.peak", peaks);
     bare_n = fds.size();
     char buf[64];
-    double cpu = 0;
+    std::string text(64 * 1024, '\0');
+    memcg::parse::LayoutCache layout;
+    memcg::parse::StatValues values;
+    auto read_stat = [&](int fd) {
+      const ssize_t got = pread(fd, text.data(), text.size(), 0);
+      if (got > 0)
+        (void)memcg::parse::parse_flat_keyed({text.data(), static_cast<size_t>(got)}, memcg::parse::stat_key_table(), layout,
+                                             values.out());
+    };
+    // The re-read floor, paced like the daemon: as many memory.stat reads
+    // per second as it made in its window, round-robin over every cgroup,
+    // with the same workload running (what a read costs depends on what the
+    // kernel has to flush first). Then the same with what a re-read also
+    // reads: memory.pressure and memory.peak (one pread each, no parse), so
+    // that the kernel's part and the daemon's own part can be told apart.
+    const double stat_rate = stats.empty() ? 0 : reads / window;
+    double owed = 0, cpu = 0, stat_cpu = 0, trio_cpu = 0;
+    uint64_t stat_reads = 0;
+    size_t next = 0, next_trio = 0;
     kill(pid, SIGSTOP);
     const auto b0 = Clock::now();
     for (int tick = 0; tick < static_cast<int>(window); ++tick) {
       std::this_thread::sleep_until(b0 + std::chrono::seconds(tick));
       const double c0 = thread_cpu();
       for (int fd : fds) (void)!pread(fd, buf, sizeof buf, 0);
-      cpu += thread_cpu() - c0;
-    }
-    // The re-read floor: pread + parse of memory.stat, every cgroup, 5 rounds.
-    std::vector<int> stats;
-    open_all(bare, "memory.stat", stats);
-    std::string text(64 * 1024, '\0');
-    memcg::parse::LayoutCache layout;
-    memcg::parse::StatValues values;
-    const double s0 = thread_cpu();
-    for (int round = 0; round < 5; ++round)
-      for (int fd : stats) {
-        const ssize_t got = pread(fd, text.data(), text.size(), 0);
-        if (got > 0)
-          (void)memcg::parse::parse_flat_keyed({text.data(), static_cast<size_t>(got)}, memcg::parse::stat_key_table(), layout,
-                                               values.out());
+      const double c1 = thread_cpu();
+      uint64_t now_reads = 0;
+      for (owed += stat_rate; owed >= 1; owed -= 1, ++now_reads) read_stat(stats[next++ % stats.size()]);
+      const double c2 = thread_cpu();
+      for (uint64_t i = 0; i < now_reads; ++i, ++next_trio) {
+        read_stat(stats[next_trio % stats.size()]);
+        if (!pressures.empty()) (void)!pread(pressures[next_trio % pressures.size()], text.data(), text.size(), 0);
+        if (!peaks.empty()) (void)!pread(peaks[next_trio % peaks.size()], buf, sizeof buf, 0);
       }
-    bare_stat_us = stats.empty() ? 0 : (thread_cpu() - s0) / 5 / static_cast<double>(stats.size()) * 1e6;
+      stat_reads += now_reads;
+      cpu += c1 - c0;
+      stat_cpu += c2 - c1;
+      trio_cpu += thread_cpu() - c2;
+    }
+    paced_stat_us = stat_reads ? stat_cpu / static_cast<double>(stat_reads) * 1e6 : 0;
+    paced_trio_us = stat_reads ? trio_cpu / static_cast<double>(stat_reads) * 1e6 : 0;
     for (int fd : stats) close(fd);
+    for (int fd : pressures) close(fd);
+    for (int fd : peaks) close(fd);
     kill(pid, SIGCONT);
     for (int fd : fds) close(fd);
     bare_us = bare_n ? cpu / static_cast<double>(bare_n) / std::max(1.0, std::floor(window)) * 1e6 : 0;
@@ -222,11 +246,13 @@ int main(int argc, char** argv) {
   row("other (HTTP connections, logging)", whole - phases);
   row("whole daemon", whole);
   if (bare_us > 0) std::printf("COST | bare memory.current loop | | %.2f | 1.00x |\n", bare_us);
-  const double reads = last.reads - first.reads;
   if (reads > 0) {
     const double per_read = (last.phase["read"] - first.phase["read"]) / reads * 1e6;
     std::printf("COST\nCOST re-read: %.0f memory.stat reads, %.1f us each in the read phase (peak, pressure, limits when due)", reads, per_read);
-    if (bare_stat_us > 0) std::printf("; bare pread + parse of memory.stat %.1f us: %.2fx", bare_stat_us, per_read / bare_stat_us);
+    if (paced_stat_us > 0)
+      std::printf("; bare pread + parse of memory.stat paced like the daemon %.1f us: %.2fx", paced_stat_us, per_read / paced_stat_us);
+    if (paced_trio_us > 0)
+      std::printf("; with memory.pressure and memory.peak %.1f us: %.2fx", paced_trio_us, per_read / paced_trio_us);
     std::printf("\n");
   }
   return 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """memcg-cost against a running exporter on a fixture tree: every part of the
-decomposition is reported, the parts add up to the whole daemon, and the bare
-loop ran over the same cgroups."""
+decomposition is reported, the parts add up to the whole daemon, the bare
+loop ran over the same cgroups and the re-read floor paced like the daemon."""
 import argparse, re, subprocess
 from harness import Tree, Exporter, write_config, run_tests
 
@@ -30,5 +30,8 @@ def test_decomposition_adds_up():
         assert abs(parts - rows["whole daemon"][0]) < 0.01, out.stdout  # other = whole - phases
         assert re.search(r"bare loop over (\d+) cgroups", out.stdout), out.stdout
         assert "| bare memory.current loop |" in out.stdout
+        # The re-read floor ran paced like the daemon (max_age 1 s: reads every second).
+        m = re.search(r"re-read: (\d+) memory.stat reads.*paced like the daemon ([0-9.]+) us: ([0-9.]+)x", out.stdout)
+        assert m and int(m.group(1)) > 0 and float(m.group(2)) > 0, out.stdout
 
 run_tests(globals())

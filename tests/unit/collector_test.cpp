@@ -435,13 +435,13 @@ TEST_F(CollectorTest, FdBudgetKeepsAStableSetAndFillsFreedRoom) {
   tree.add("b/z", spec(1 << 20));
   auto c = make();
   const size_t all = 6;  // "/", a, a/x, a/y, b, b/z
-  c->set_fd_budget(4 * kMaxFdsPerCgroup);
+  c->set_fd_budget(4 * kMinFdsPerCgroup);
   auto r = pass(*c);
   ASSERT_EQ(c->latest()->cgroups.size(), 4u);
   EXPECT_EQ(r.left_out.fd_budget, all - 4);
   EXPECT_TRUE(has(*c, "/") && has(*c, "a") && has(*c, "b")) << "shallowest first";
-  EXPECT_LE(c->latest()->cgroup_fds, 4 * kMaxFdsPerCgroup);
-  EXPECT_EQ(c->latest()->cgroup_fd_budget, 4 * kMaxFdsPerCgroup);
+  EXPECT_LE(c->latest()->cgroup_fds, 4 * kMinFdsPerCgroup);
+  EXPECT_EQ(c->latest()->cgroup_fd_budget, 4 * kMinFdsPerCgroup);
   std::vector<std::string> first;
   for (const auto& v : c->latest()->cgroups) first.push_back(v.id->path);
   for (int round = 0; round < 4; ++round) {
@@ -463,6 +463,37 @@ TEST_F(CollectorTest, FdBudgetKeepsAStableSetAndFillsFreedRoom) {
   EXPECT_EQ(r.added, 1u);
   EXPECT_EQ(c->latest()->cgroups.size(), 4u);
   EXPECT_EQ(r.left_out.fd_budget, all - 1 - 4);
+}
+
+TEST_F(CollectorTest, LimitFilesAreKeptOnlyWithRoomAndGiveItBackToCgroups) {
+  // Unlimited: every cgroup keeps its five limit files open as well.
+  uint64_t all_fds = 0;
+  {
+    auto c = make();
+    pass(*c);
+    all_fds = c->latest()->cgroup_fds;
+  }
+  const uint64_t root_fds = all_fds - 4 * kMaxFdsPerCgroup;  // a, a/x, a/y and b hold twelve each
+  ASSERT_LT(root_fds, kMinFdsPerCgroup);
+  // Room for every cgroup with the least it needs: all collected, the limit
+  // files kept by the first ones added closed again to make room for the
+  // last, and every limit still read (opened and closed where not kept).
+  tree.write("a/y", "memory.max", "1048576\n");
+  tree.write("b", "memory.max", "2097152\n");
+  auto c = make();
+  c->set_fd_budget(root_fds + 4 * kMinFdsPerCgroup);
+  auto r = pass(*c);
+  EXPECT_EQ(c->latest()->cgroups.size(), 5u);
+  EXPECT_EQ(r.left_out.total(), 0u);
+  EXPECT_EQ(c->latest()->cgroup_fds, root_fds + 4 * kMinFdsPerCgroup);
+  EXPECT_EQ(view(*c, "a/y").stat->limits[lim_max]->value, 1048576u);
+  EXPECT_EQ(view(*c, "b").stat->limits[lim_max]->value, 2097152u);
+  // A limit changed later is seen at the next limits read, kept fd or not.
+  tree.write("a/y", "memory.max", "3145728\n");
+  tree.write("b", "memory.max", "4194304\n");
+  for (int i = 0; i < 62; ++i) pass(*c);  // limits_max_age (60 s) and a max_age read after it
+  EXPECT_EQ(view(*c, "a/y").stat->limits[lim_max]->value, 3145728u);
+  EXPECT_EQ(view(*c, "b").stat->limits[lim_max]->value, 4194304u);
 }
 
 TEST_F(CollectorTest, RecreatedCgroupStartsOver) {
