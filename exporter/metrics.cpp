@@ -207,7 +207,7 @@ const MetricDef kTable[] = {
    "Unix time of the last rescan that could read the cgroup root (new and removed cgroups are seen at rescans).", nullptr,
    [](const Ctx& x, Sink& s) { if (x.snap.last_rescan_wall.time_since_epoch().count()) s.add(unix_seconds(x.snap.last_rescan_wall)); }},
   {"memcg_exporter_rescans_total", Profile::lean, MetricType::Counter, "method",
-   "Rescans (every collector.rescan_interval, and at once after a removal the last one could not rule out) by how they learnt that nothing was added or removed: method walk (the tree was walked: a path lookup per directory, a listing of those that changed) or count (the root's cgroup.stat counted exactly the collected cgroups, none of which had gone: no walk; every sixth rescan walks anyway, for renames).", nullptr,
+   "Rescans (every collector.rescan_interval, and at once after a removal the last one could not rule out) by how they learnt that nothing was added or removed: method walk (the tree was walked: a path lookup per directory, a listing of those that changed) or count (the root's cgroup.stat counted exactly the collected cgroups, none of which had gone, plus the directories without the memory controller, each vouched for by its own cgroup.stat: no walk; every sixth rescan walks anyway, for renames).", nullptr,
    [](const Ctx& x, Sink& s) {
      s.add(d(x.snap.rescans_walked), {{"method", "walk"}});
      s.add(d(x.snap.rescans_counted), {{"method", "count"}});

@@ -108,6 +108,7 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
     evidence.last_walk_complete = true;
     evidence.descendants = read_descendants();
     evidence.collected_descendants = entries_.size() - (!entries_.empty() && entries_.front().id->path == "/" ? 1u : 0u);
+    evidence.uncollected_descendants = vouch_uncollected();
     evidence.skipped_in_a_row = skipped_in_a_row_;
     if (cgroupfs::may_skip_walk(evidence)) {
       ++skipped_in_a_row_;
@@ -121,11 +122,15 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
   cgroupfs::WalkResult found = walker_.walk(root, config.collector, /*elide_unchanged=*/settled);
   root_ok_ = found.root_ok;
   last_walk_complete_ = found.root_ok && found.unknown.empty();
-  if (!found.root_ok) root_stat_.reset();
-  else if (!root_stat_.valid()) {
-    // Optional: without it (an older kernel, a fixture tree) every rescan walks.
-    const std::string path = root + "/cgroup.stat";
-    if (auto fd = cgroupfs::open_at(AT_FDCWD, path.c_str()); fd.ok()) root_stat_ = std::move(fd).value();
+  if (!found.root_ok) {
+    root_stat_.reset();
+  } else {
+    if (!root_stat_.valid()) {
+      // Optional: without it (an older kernel, a fixture tree) every rescan walks.
+      const std::string path = root + "/cgroup.stat";
+      if (auto fd = cgroupfs::open_at(AT_FDCWD, path.c_str()); fd.ok()) root_stat_ = std::move(fd).value();
+    }
+    watch_uncollected(root);
   }
   limited_ = found.limited;
   no_memory_ = found.no_memory;
@@ -243,15 +248,51 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
   link_parents();
 }
 
-std::optional<uint64_t> CgroupTable::read_descendants() noexcept {
-  if (!root_stat_.valid()) return std::nullopt;
+std::optional<uint64_t> CgroupTable::read_count(sys::UniqueFd& fd) noexcept {
+  if (!fd.valid()) return std::nullopt;
   std::array<char, 1024> buf;  // two lines on 6.1; nr_descendants comes first on every kernel
-  const ssize_t n = ::pread(root_stat_.get(), buf.data(), buf.size(), 0);
+  const ssize_t n = io_->pread(fd.get(), buf.data(), buf.size(), 0);
   if (n <= 0) {
-    root_stat_.reset();  // the root went away or was remounted: the next walk says which, and reopens
+    fd.reset();  // gone (ENODEV) or unreadable: the next walk says which, and reopens
     return std::nullopt;
   }
   return parse::parse_nr_descendants(std::string_view(buf.data(), static_cast<size_t>(n)));
+}
+
+std::optional<uint64_t> CgroupTable::read_descendants() noexcept { return read_count(root_stat_); }
+
+std::optional<uint64_t> CgroupTable::vouch_uncollected() noexcept {
+  uint64_t n = 0;
+  for (Watched& w : watched_) {
+    const auto below = read_count(w.stat);
+    if (!below || !w.controllers.valid()) return std::nullopt;
+    std::array<char, 256> buf;
+    const ssize_t got = io_->pread(w.controllers.get(), buf.data(), buf.size(), 0);
+    if (got < 0) {
+      w.controllers.reset();
+      return std::nullopt;
+    }
+    if (parse::lists_controller(std::string_view(buf.data(), static_cast<size_t>(got)), "memory")) return std::nullopt;
+    n += 1 + *below;
+  }
+  return n;
+}
+
+void CgroupTable::watch_uncollected(const std::string& root) {
+  const auto& paths = walker_.without_memory();
+  watched_.resize(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    Watched& w = watched_[i];
+    if (w.path == paths[i] && w.stat.valid() && w.controllers.valid()) continue;
+    w.path = paths[i];
+    // Two descriptors per such directory, outside the fd budget: there are
+    // few (one on a systemd host), and a failed open only means walking.
+    const std::string dir = cgroup_dir(root, w.path);
+    auto stat = cgroupfs::open_at(AT_FDCWD, (dir + "/cgroup.stat").c_str());
+    auto controllers = cgroupfs::open_at(AT_FDCWD, (dir + "/cgroup.controllers").c_str());
+    w.stat = stat.ok() ? std::move(stat).value() : sys::UniqueFd();
+    w.controllers = controllers.ok() ? std::move(controllers).value() : sys::UniqueFd();
+  }
 }
 
 void CgroupTable::link_parents() {

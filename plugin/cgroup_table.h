@@ -16,6 +16,7 @@
 
 #include "config/config.h"
 #include "plugin/cgroup_files.h"
+#include "plugin/cgroupfs/file_io.h"
 #include "plugin/cgroupfs/walk.h"
 #include "plugin/pass_report.h"
 #include "plugin/snapshot.h"
@@ -70,6 +71,8 @@ class CgroupTable {
   // Descriptors the table may hold (directories and kept files); unlimited
   // by default. The daemon derives it from RLIMIT_NOFILE (fd_budget.h).
   void set_fd_budget(uint64_t max_fds) noexcept { fd_budget_ = max_fds; }
+  // The reads a rescan makes instead of walking go through `io` (tests fail them).
+  void set_io(cgroupfs::FileIo& io) noexcept { io_ = &io; }
   // Which polled memory.events the kernel flagged since the last call.
   void poll_events();
   bool events_flagged(const CgroupEntry& e) const noexcept;
@@ -93,6 +96,13 @@ class CgroupTable {
   void link_parents();
   // The root's live descendants (cgroup.stat), or nullopt if unreadable.
   std::optional<uint64_t> read_descendants() noexcept;
+  // The directories without the controller and their subtrees, or nullopt
+  // if one of them cannot be vouched for (walk_skip.h).
+  std::optional<uint64_t> vouch_uncollected() noexcept;
+  // After a walk: the directories it found without the controller, with
+  // their cgroup.stat and cgroup.controllers kept open.
+  void watch_uncollected(const std::string& root);
+  std::optional<uint64_t> read_count(sys::UniqueFd& fd) noexcept;
   // Opens a new cgroup's directory and kept files into `e`: 0, or the errno
   // of the first open that failed for a reason other than a missing file.
   int open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, bool keep_limits, PassReport& report,
@@ -118,6 +128,12 @@ class CgroupTable {
   bool last_walk_complete_ = false;
   uint64_t skipped_in_a_row_ = 0;
   bool walk_owed_ = false;
+  struct Watched {
+    std::string path;
+    sys::UniqueFd stat, controllers;
+  };
+  std::vector<Watched> watched_;
+  cgroupfs::FileIo* io_ = &cgroupfs::FileIo::system();
   sys::UniqueFd epoll_;               // memory.events fds that the kernel flags on change
   std::vector<unsigned char> ready_;  // by fd: flagged since the last pass
   std::vector<epoll_event> epoll_events_;

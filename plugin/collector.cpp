@@ -10,6 +10,7 @@ namespace memcg {
 
 Collector::Collector(std::string root, config::Config config, Clock& clock, cgroupfs::FileIo& io)
     : root_(std::move(root)), config_(std::move(config)), clock_(clock), io_(io), reader_(root_, clock_, io_, counters_) {
+  table_.set_io(io_);
   auto empty = std::make_shared<Snapshot>();
   empty->root = root_;
   latest_ = std::move(empty);

@@ -99,6 +99,7 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
   const uint64_t stamp = walks_;
   queue_.clear();
   hits_.clear();
+  without_memory_n_ = 0;
   queue_.push_back({&root_path_, 0});
   std::vector<std::string> names;
   std::string scratch;
@@ -155,6 +156,10 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
       }
       ++res.no_memory;
       if (!is_root) {
+        // Kept in place: assign() into an existing string allocates only
+        // when a path outgrows it.
+        if (without_memory_n_ == without_memory_.size()) without_memory_.emplace_back();
+        without_memory_[without_memory_n_++].assign(path);
         l.subdirs.clear();
         l.listed = false;
         continue;
@@ -204,6 +209,7 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
   // without the controller or past max_depth) are forgotten. The queue's
   // pointers into listings are not used past this point.
   std::erase_if(listings_, [&](const auto& kv) { return kv.second.stamp != stamp; });
+  without_memory_.resize(without_memory_n_);
 
   // The same cgroups as last time, in the same order: nothing for the caller
   // to reconcile.

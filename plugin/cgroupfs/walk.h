@@ -60,6 +60,11 @@ struct WalkResult {
 class Walker {
  public:
   WalkResult walk(const std::string& root, const config::CollectorConfig& cfg, bool elide_unchanged = false);
+  // The directories below the root that the last walk found without the
+  // memory controller (not descended), relative to the root; valid until the
+  // next walk. Few on real hosts (systemd's udev worker cgroup), and reused
+  // from walk to walk.
+  const std::vector<std::string>& without_memory() const noexcept { return without_memory_; }
   // Every this many walks every directory is listed again, cache or not.
   static constexpr uint64_t kFullEvery = 30;
 
@@ -91,6 +96,8 @@ class Walker {
   std::vector<std::string> last_order_;  // the last walk's cgroups in breadth-first order
   std::vector<uint64_t> last_inodes_;    // ... their inodes
   std::vector<uint32_t> last_perm_;      // ... and the permutation that put them in pre-order
+  std::vector<std::string> without_memory_;
+  size_t without_memory_n_ = 0;
 };
 
 // One walk with nothing remembered.

@@ -11,6 +11,13 @@
 // and a creation between two rescans keep the count but the probe then sees
 // the removal, and the caller walks at the next pass (walk_owed).
 //
+// Directories without the memory controller (systemd puts udev's workers in
+// one) are descendants that are not collected. They are vouched for one by
+// one: their own cgroup.stat, kept open, answers ENODEV once they are
+// removed and counts their subtrees (which the walk does not enter), and
+// their cgroup.controllers says when the memory controller arrives. Then
+// the root's count must equal the collected cgroups plus those.
+//
 // What the count cannot see is a rename (cgroupfs allows it within a parent;
 // systemd and the container runtimes do not use it): at most
 // kMaxWalksSkippedInARow rescans are skipped before one walks anyway.
@@ -31,6 +38,10 @@ struct SkipEvidence {
   std::optional<uint64_t> descendants;
   // Collected cgroups other than the root itself.
   uint64_t collected_descendants = 0;
+  // The directories without the controller, each with its subtree; nullopt
+  // when one of them could not be vouched for (gone, unreadable, or the
+  // controller arrived).
+  std::optional<uint64_t> uncollected_descendants = 0;
   uint64_t skipped_in_a_row = 0;  // rescans skipped since the last walk
 };
 

@@ -17,4 +17,14 @@ std::optional<uint64_t> parse_nr_descendants(std::string_view text) noexcept {
   return found;
 }
 
+bool lists_controller(std::string_view text, std::string_view name) noexcept {
+  while (!text.empty()) {
+    const size_t end = text.find_first_of(" \n");
+    if (text.substr(0, end) == name) return true;
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return false;
+}
+
 }  // namespace memcg::parse

@@ -10,6 +10,7 @@
 #include "exporter/scrape_cache.h"
 #include "plugin/cache/flush_policy.h"
 #include "plugin/cache/pending.h"
+#include "plugin/cgroup_reader.h"
 #include "plugin/cgroup_table.h"
 #include "plugin/collector.h"
 #include "plugin/parse/flat_keyed.h"
@@ -151,6 +152,42 @@ void BM_QuietRescan(benchmark::State& state) {
 // Second argument: 0 walks at every rescan (no cgroup.stat: an old kernel, a
 // fixture), 1 with the root's cgroup.stat (what every cgroup2 kernel has).
 BENCHMARK(BM_QuietRescan)->Args({1000, 0})->Args({1000, 1})->Unit(benchmark::kMicrosecond);
+
+// A re-read as the collector makes it (memory.stat timed, parsed, rates
+// against the previous record, memory.pressure and memory.peak; limits kept
+// from the previous record) against a bare pread + parse of the same
+// memory.stat: on regular files the kernel's part is small, so what is left
+// is the daemon's own bookkeeping per read.
+void BM_StatReRead(benchmark::State& state) {
+  fixtures::Tree tree;
+  fixtures::add_kubernetes_node(tree, 100);
+  auto cfg = config::Config::builtin(config::HostFacts::probe());
+  cfg.containers.records_dir = "";
+  cfg.resolve();
+  CgroupTable table;
+  PassReport report;
+  Counters counters;
+  table.rescan(tree.root(), cfg, report, counters);
+  auto& entries = table.entries();
+  std::string text(64 * 1024, '\0');
+  parse::LayoutCache layout;
+  parse::StatValues values;
+  CgroupReader reader(tree.root(), Clock::system(), cgroupfs::FileIo::system(), counters);
+  for (auto& e : entries) e.record = reader.read_stat(e, true, report).record;
+  size_t i = 0;
+  for (auto _ : state) {
+    CgroupEntry& e = entries[i++ % entries.size()];
+    if (state.range(0)) {
+      auto r = reader.read_stat(e, false, report);
+      e.record = std::move(r.record);
+    } else {
+      const ssize_t got = ::pread(e.file(FileKind::stat).get(), text.data(), text.size(), 0);
+      benchmark::DoNotOptimize(parse::parse_flat_keyed({text.data(), static_cast<size_t>(got)}, parse::stat_key_table(), layout, values.out()));
+    }
+  }
+}
+// 0: the bare pread + parse, 1: the collector's re-read.
+BENCHMARK(BM_StatReRead)->Arg(0)->Arg(1);
 
 void BM_RenderMetrics(benchmark::State& state) {
   KubeScrape k(static_cast<int>(state.range(0)));

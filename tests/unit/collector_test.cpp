@@ -491,7 +491,7 @@ TEST_F(CollectorTest, LimitFilesAreKeptOnlyWithRoomAndGiveItBackToCgroups) {
   // A limit changed later is seen at the next limits read, kept fd or not.
   tree.write("a/y", "memory.max", "3145728\n");
   tree.write("b", "memory.max", "4194304\n");
-  for (int i = 0; i < 62; ++i) pass(*c);  // limits_max_age (60 s) and a max_age read after it
+  for (int i = 0; i < 72; ++i) pass(*c);  // limits_max_age (60 s), then the next max_age (10 s) read
   EXPECT_EQ(view(*c, "a/y").stat->limits[lim_max]->value, 3145728u);
   EXPECT_EQ(view(*c, "b").stat->limits[lim_max]->value, 4194304u);
 }

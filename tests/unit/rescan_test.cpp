@@ -26,6 +26,15 @@ TEST(CgroupStat, ReadsTheLiveDescendantCount) {
     EXPECT_FALSE(parse::parse_nr_descendants(bad)) << bad;
 }
 
+TEST(CgroupStat, FindsAControllerByName) {
+  EXPECT_TRUE(parse::lists_controller("cpuset cpu io memory hugetlb pids rdma misc\n", "memory"));
+  EXPECT_TRUE(parse::lists_controller("memory", "memory"));
+  EXPECT_FALSE(parse::lists_controller("cpu io pids\n", "memory"));
+  EXPECT_FALSE(parse::lists_controller("\n", "memory"));
+  EXPECT_FALSE(parse::lists_controller("", "memory"));
+  EXPECT_FALSE(parse::lists_controller("memoryx cpu", "memory"));
+}
+
 TEST(WalkSkip, OnlyAnExactCountOfASettledCompleteTreeSkips) {
   cgroupfs::SkipEvidence ok;
   ok.settled = true;
@@ -43,6 +52,11 @@ TEST(WalkSkip, OnlyAnExactCountOfASettledCompleteTreeSkips) {
   EXPECT_FALSE(with([](auto& e) { e.descendants.reset(); }));
   EXPECT_FALSE(with([](auto& e) { e.descendants = 41; })) << "one more than collected: a new cgroup, or one not collected";
   EXPECT_FALSE(with([](auto& e) { e.descendants = 39; })) << "one fewer: gone without a probe noticing yet";
+  EXPECT_FALSE(with([](auto& e) { e.uncollected_descendants.reset(); })) << "one without the controller not vouched for";
+  EXPECT_TRUE(with([](auto& e) {
+    e.descendants = 43;
+    e.uncollected_descendants = 3;  // a directory without the controller and two below it
+  }));
   EXPECT_TRUE(with([](auto& e) { e.skipped_in_a_row = cgroupfs::kMaxWalksSkippedInARow - 1; }));
   EXPECT_FALSE(with([](auto& e) { e.skipped_in_a_row = cgroupfs::kMaxWalksSkippedInARow; })) << "renames keep the count";
 }
@@ -160,6 +174,42 @@ TEST_F(RescanTest, WhatTheCountCannotVouchForIsWalked) {
   EXPECT_FALSE(pass(c).walk_skipped);
   EXPECT_FALSE(has(c, "init.scope"));
   EXPECT_FALSE(pass(c).walk_skipped) << "an excluded cgroup is not collected: walked";
+}
+
+TEST_F(RescanTest, ADirectoryWithoutTheControllerIsVouchedForByItsOwnFiles) {
+  // What systemd 251+ makes of udev's workers: system.slice/systemd-udevd.service/udev
+  // has no memory controller, and its own cgroup.stat and cgroup.controllers.
+  tree.add_plain_dir("b/udev");
+  tree.write("b/udev", "cgroup.stat", "nr_descendants 1\nnr_dying_descendants 0\n");
+  tree.write("b/udev", "cgroup.controllers", "cpu pids\n");
+  count(5);  // a, a/x, b, b/udev and one below udev the walk never enters
+  Collector c(tree.root(), cfg, clock, io);
+  pass(c);
+  EXPECT_TRUE(pass(c).walk_skipped) << "collected 3 + udev and its one";
+  // Its subtree grows: its own count says so, and the root's.
+  tree.write("b/udev", "cgroup.stat", "nr_descendants 2\nnr_dying_descendants 0\n");
+  count(6);
+  EXPECT_TRUE(pass(c).walk_skipped);
+  // Back to none below it; then it goes (kernfs: ENODEV on its kept
+  // cgroup.stat) as another cgroup comes: the root's count holds, the
+  // vouching does not.
+  tree.write("b/udev", "cgroup.stat", "nr_descendants 0\nnr_dying_descendants 0\n");
+  count(4);
+  EXPECT_TRUE(pass(c).walk_skipped);
+  io.faults_[tree.dir("b/udev") + "/"] = ENODEV;
+  tree.add("c");
+  auto r = pass(c);
+  EXPECT_FALSE(r.walk_skipped);
+  EXPECT_TRUE(has(c, "c"));
+  io.faults_.clear();
+  count(5);  // a, a/x, b, c and udev (still there in the fixture)
+  EXPECT_TRUE(pass(c).walk_skipped) << "udev's files reopened by the walk";
+  // The memory controller arrives there: its cgroup.controllers says so.
+  tree.write("b/udev", "cgroup.controllers", "cpu memory pids\n");
+  tree.add("b/udev");
+  r = pass(c);
+  EXPECT_FALSE(r.walk_skipped);
+  EXPECT_TRUE(has(c, "b/udev"));
 }
 
 }  // namespace

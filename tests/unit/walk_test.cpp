@@ -81,6 +81,23 @@ TEST(Walk, DirectoriesWithoutMemoryControllerAreSkippedAndCounted) {
   EXPECT_TRUE(r.errors.empty());
 }
 
+TEST(Walker, NamesTheDirectoriesWithoutTheController) {
+  fixtures::Tree t;
+  t.add("a");
+  t.add_plain_dir("a/udev");
+  t.add_plain_dir("a/udev/below");  // not entered
+  t.add_plain_dir("nomem");
+  Walker w;
+  w.walk(t.root(), cfg());
+  EXPECT_EQ(w.without_memory(), (std::vector<std::string>{"nomem", "a/udev"})) << "breadth-first";
+  w.walk(t.root(), cfg());
+  EXPECT_EQ(w.without_memory(), (std::vector<std::string>{"nomem", "a/udev"})) << "an unchanged walk finds them again";
+  t.remove("nomem");
+  t.add("a/udev");  // the controller arrived
+  w.walk(t.root(), cfg());
+  EXPECT_EQ(w.without_memory(), (std::vector<std::string>{"a/udev/below"})) << "now entered";
+}
+
 TEST(Walk, MissingRootIsReported) {
   auto r = walk("/nonexistent/cgroup", cfg());
   EXPECT_FALSE(r.root_ok);

@@ -42,6 +42,17 @@ check default-profile-budget sh -c "test \$(curl -sf http://127.0.0.1:9756/metri
 check promtool-free-sanity sh -c "curl -sf http://127.0.0.1:9756/metrics | grep -q '^memcg_exporter_build_info{'"
 check healthy curl -sf http://127.0.0.1:9756/-/healthy -o /dev/null
 
+# On a systemd host at rest every cgroup is collected, so most rescans trust
+# the root's cgroup.stat instead of walking (the default rescan_interval is
+# 10 s: within 60 s at least two in a row).
+counted() { test "$(metric 'memcg_exporter_rescans_total{method="count"}')" -ge 2 2>/dev/null; }
+if wait_for 60 counted; then
+  echo "CHECK rescan-by-count ok: $(metric 'memcg_exporter_rescans_total{method="count"}') counted, $(metric 'memcg_exporter_rescans_total{method="walk"}') walked"
+else
+  echo "CHECK rescan-by-count FAIL: counted $(metric 'memcg_exporter_rescans_total{method="count"}'), walked $(metric 'memcg_exporter_rescans_total{method="walk"}'), collected $(metric memcg_exporter_cgroups), $(tr '\n' ' ' < /sys/fs/cgroup/cgroup.stat), without memory.stat: $(for d in $(find /sys/fs/cgroup -mindepth 1 -type d); do [ -e "$d/memory.stat" ] || echo -n "$d "; done)"
+  fail=1
+fi
+
 # systemctl reload applies a new rule.
 cp "$cfg" /root/config.orig
 printf '\n[[rule]]\nmatch = "system.slice/*.service"\nname = "services"\nmax_age = "42s"\n' >> "$cfg"
