@@ -18,9 +18,9 @@ enum class FileAccess : unsigned char {
   kept,  // opened at discovery, re-read with one pread per use
   // Read with memory.stat at most every limits_max_age (they change rarely).
   // Kept open like the others while the fd budget has room for them after
-  // every cgroup's kept files (a kernfs open and close cost ~18 preads under
-  // emulation: five of them were 1.5x the whole probe loop); otherwise
-  // opened, read and closed each time.
+  // every cgroup's kept files (five kernfs opens and closes per limits read
+  // were the largest part of a re-read in the VM: README, memcg-cost);
+  // otherwise opened, read and closed each time.
   kept_if_room,
 };
 

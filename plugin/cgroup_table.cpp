@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <string_view>
@@ -102,23 +101,23 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
   walk_owed_ = false;
   // Quieter still: the root's live descendant count says whether a walk can
   // find anything new at all (walk_skip.h has the argument and its limits).
-  if (settled && last_walk_complete_) {
-    cgroupfs::SkipEvidence evidence;
-    evidence.settled = true;
-    evidence.last_walk_complete = true;
+  cgroupfs::SkipEvidence evidence;
+  evidence.settled = settled;
+  evidence.last_walk_complete = last_walk_complete_;
+  evidence.skipped_in_a_row = skipped_in_a_row_;
+  if (settled && last_walk_complete_) {  // else the reads could not change the answer
     evidence.descendants = read_descendants();
     evidence.collected_descendants = entries_.size() - (!entries_.empty() && entries_.front().id->path == "/" ? 1u : 0u);
     evidence.uncollected_descendants = vouch_uncollected();
-    evidence.skipped_in_a_row = skipped_in_a_row_;
-    if (cgroupfs::may_skip_walk(evidence)) {
-      ++skipped_in_a_row_;
-      ++counters.walks_skipped;
-      report.walk_skipped = true;
-      return;
-    }
+  }
+  if (cgroupfs::may_skip_walk(evidence)) {
+    ++skipped_in_a_row_;
+    ++counters.rescans_counted;
+    report.walk_skipped = true;
+    return;
   }
   skipped_in_a_row_ = 0;
-  ++counters.walks;
+  ++counters.rescans_walked;
   cgroupfs::WalkResult found = walker_.walk(root, config.collector, /*elide_unchanged=*/settled);
   root_ok_ = found.root_ok;
   last_walk_complete_ = found.root_ok && found.unknown.empty();
@@ -205,9 +204,10 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
     // Room for the least a cgroup needs comes first: the limit files kept
     // by the last ones added give theirs back (their limits are then read
     // with an open and close), a cgroup in before a limit fd kept.
-    if (open_fds_ + kMinFdsPerCgroup > fd_budget_ && shed_from == SIZE_MAX) shed_from = next.size();
-    while (open_fds_ + kMinFdsPerCgroup > fd_budget_ && shed_from != SIZE_MAX && shed_from > 0)
-      open_fds_ -= close_limits(next[--shed_from]);
+    if (open_fds_ + kMinFdsPerCgroup > fd_budget_) {
+      if (shed_from == SIZE_MAX) shed_from = next.size();
+      while (open_fds_ + kMinFdsPerCgroup > fd_budget_ && shed_from > 0) open_fds_ -= close_limits(next[--shed_from]);
+    }
     if (open_fds_ + kMinFdsPerCgroup > fd_budget_) {
       ++left_out_.fd_budget;
       continue;
@@ -250,13 +250,12 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
 
 std::optional<uint64_t> CgroupTable::read_count(sys::UniqueFd& fd) noexcept {
   if (!fd.valid()) return std::nullopt;
-  std::array<char, 1024> buf;  // two lines on 6.1; nr_descendants comes first on every kernel
-  const ssize_t n = io_->pread(fd.get(), buf.data(), buf.size(), 0);
-  if (n <= 0) {
+  const cgroupfs::ReadResult r = cgroupfs::read_kept(*io_, fd.get(), scratch_);
+  if (!r.ok()) {
     fd.reset();  // gone (ENODEV) or unreadable: the next walk says which, and reopens
     return std::nullopt;
   }
-  return parse::parse_nr_descendants(std::string_view(buf.data(), static_cast<size_t>(n)));
+  return parse::parse_nr_descendants(r.value());
 }
 
 std::optional<uint64_t> CgroupTable::read_descendants() noexcept { return read_count(root_stat_); }
@@ -266,13 +265,12 @@ std::optional<uint64_t> CgroupTable::vouch_uncollected() noexcept {
   for (Watched& w : watched_) {
     const auto below = read_count(w.stat);
     if (!below || !w.controllers.valid()) return std::nullopt;
-    std::array<char, 256> buf;
-    const ssize_t got = io_->pread(w.controllers.get(), buf.data(), buf.size(), 0);
-    if (got < 0) {
+    const cgroupfs::ReadResult r = cgroupfs::read_kept(*io_, w.controllers.get(), scratch_);
+    if (!r.ok()) {
       w.controllers.reset();
       return std::nullopt;
     }
-    if (parse::lists_controller(std::string_view(buf.data(), static_cast<size_t>(got)), "memory")) return std::nullopt;
+    if (parse::lists_controller(r.value(), "memory")) return std::nullopt;
     n += 1 + *below;
   }
   return n;

@@ -134,6 +134,7 @@ class CgroupTable {
   };
   std::vector<Watched> watched_;
   cgroupfs::FileIo* io_ = &cgroupfs::FileIo::system();
+  std::string scratch_;  // read_kept's buffer for the cgroup.stat and cgroup.controllers reads
   sys::UniqueFd epoll_;               // memory.events fds that the kernel flags on change
   std::vector<unsigned char> ready_;  // by fd: flagged since the last pass
   std::vector<epoll_event> epoll_events_;

@@ -286,8 +286,8 @@ void Collector::publish(TimePoint started) {
   snap->reads = counters_.reads;
   snap->skips = counters_.skips;
   snap->reads_deferred = counters_.deferred;
-  snap->rescans_walked = counters_.walks;
-  snap->rescans_counted = counters_.walks_skipped;
+  snap->rescans_walked = counters_.rescans_walked;
+  snap->rescans_counted = counters_.rescans_counted;
   // Built once per configuration and shared by its snapshots: a pass
   // allocates nothing per rule.
   if (!rules_) rules_ = std::make_shared<const std::vector<std::shared_ptr<const config::Settings>>>(config_.resolved());

@@ -48,7 +48,7 @@ struct Counters {
   std::array<uint64_t, cache::kReadReasonCount> reads{};               // memory.stat reads by reason
   uint64_t skips = 0;     // probes that served cached memory.stat values
   uint64_t deferred = 0;  // reads the read budget postponed (also skips)
-  uint64_t walks = 0, walks_skipped = 0;  // rescans that walked the tree / that cgroup.stat's count spared
+  uint64_t rescans_walked = 0, rescans_counted = 0;  // rescans that walked the tree / that cgroup.stat's count spared
   ReadHistogram read_seconds;
   PassHistogram pass_seconds;
   // CPU time of the collector thread by phase (CLOCK_THREAD_CPUTIME_ID): what

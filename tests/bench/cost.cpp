@@ -189,8 +189,9 @@ int main(int argc, char** argv) {
     };
     // The re-read floor, paced like the daemon: as many memory.stat reads
     // per second as it made in its window, round-robin over every cgroup,
-    // with the same workload running (what a read costs depends on what the
-    // kernel has to flush first). Then the same with what a re-read also
+    // with the same workload running, so that floor and daemon meet the
+    // same pending flush work (a floor read back to back measured the same
+    // within noise in the VM). Then the same with what a re-read also
     // reads: memory.pressure and memory.peak (one pread each, no parse), so
     // that the kernel's part and the daemon's own part can be told apart.
     const double stat_rate = stats.empty() ? 0 : reads / window;

@@ -147,7 +147,7 @@ void BM_QuietRescan(benchmark::State& state) {
     benchmark::DoNotOptimize(r.added);
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * state.range(0)));
-  state.counters["walked"] = static_cast<double>(counters.walks) / static_cast<double>(counters.walks + counters.walks_skipped);
+  state.counters["walked"] = static_cast<double>(counters.rescans_walked) / static_cast<double>(counters.rescans_walked + counters.rescans_counted);
 }
 // Second argument: 0 walks at every rescan (no cgroup.stat: an old kernel, a
 // fixture), 1 with the root's cgroup.stat (what every cgroup2 kernel has).
