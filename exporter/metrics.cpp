@@ -93,7 +93,7 @@ const MetricDef kTable[] = {
    "Swap used by the cgroup and its descendants (memory.swap.current), read every probe.",
    [](const CV& c, const Ctx&, Sink& s) { if (c.probe.swap) s.add(d(*c.probe.swap)); }},
   {"memcg_memory_peak_bytes", Profile::standard, MetricType::Gauge, "",
-   "Highest memory.current recorded for the cgroup (memory.peak)." MEMCG_CACHED,
+   "Highest memory.current recorded for the cgroup (memory.peak). Read with memory.stat when a probe saw usage move since its last read (a peak only rises with usage), else at least every collector.limits_max_age (60 s by default).",
    [](const CV& c, const Ctx&, Sink& s) { if (c.stat && c.stat->peak) s.add(d(*c.stat->peak)); }},
   {"memcg_memory_limit_bytes", Profile::lean, MetricType::Gauge, "limit",
    "Memory limits and protections that are set: memory.high, max, swap.max below max, memory.min, low above 0 (+Inf for max); absent = not set (the full profile shows every one, unlimited as +Inf). Read with memory.stat at most every collector.limits_max_age (60 s by default) and at once after a high, max or OOM event.",
@@ -132,7 +132,7 @@ const MetricDef kTable[] = {
          s.add(d(c.probe.events[k]), {{"event", parse::event_key_table().name(k)}});
    }},
   {"memcg_memory_pressure_stalled_seconds_total", Profile::standard, MetricType::Counter, "kind",
-   "Time tasks stalled on memory (memory.pressure total): kind=some (at least one task) or full (all non-idle tasks).",
+   "Time tasks stalled on memory (memory.pressure total): kind=some (at least one task) or full (all non-idle tasks). Read at every probe that saw usage or memory.events move, else at least every collector.limits_max_age (60 s by default).",
    [](const CV& c, const Ctx&, Sink& s) {
      if (!c.probe.has_psi) return;
      if (c.probe.psi.some.present) s.add(d(c.probe.psi.some.total_us) / 1e6, {{"kind", "some"}});
@@ -142,19 +142,19 @@ const MetricDef kTable[] = {
   {"memcg_memory_stat_events_per_second", Profile::full, MetricType::Gauge, "stat",
    "Per-second rate of each memory.stat event counter between its last two reads, timed by the exporter." MEMCG_CACHED,
    [](const CV& c, const Ctx&, Sink& s) {
-     each_stat(c, parse::StatKind::events, [&](size_t k, std::string_view n) { if (c.stat->has_rate.test(k)) s.add(c.stat->rate[k], {{"stat", n}}); });
+     each_stat(c, parse::StatKind::events, [&](size_t k, std::string_view n) { if (const auto r = c.stat->rate(k)) s.add(*r, {{"stat", n}}); });
    }},
   {"memcg_memory_stat_bytes_per_second", Profile::full, MetricType::Gauge, "stat",
    "Change per second of each memory.stat byte field between its last two reads (negative when shrinking)." MEMCG_CACHED,
    [](const CV& c, const Ctx&, Sink& s) {
-     each_stat(c, parse::StatKind::bytes, [&](size_t k, std::string_view n) { if (c.stat->has_rate.test(k)) s.add(c.stat->rate[k], {{"stat", n}}); });
+     each_stat(c, parse::StatKind::bytes, [&](size_t k, std::string_view n) { if (const auto r = c.stat->rate(k)) s.add(*r, {{"stat", n}}); });
    }},
   {"memcg_memory_current_bytes_per_second", Profile::full, MetricType::Gauge, "",
    "Change per second of memory.current between the last two probes (negative when shrinking).",
    [](const CV& c, const Ctx&, Sink& s) { if (c.probe.current_rate) s.add(*c.probe.current_rate); }},
   // --- staleness bounds --------------------------------------------------
   {"memcg_stat_last_read_timestamp_seconds", Profile::lean, MetricType::Gauge, "",
-   "Unix time of the cgroup's last memory.stat read: every cached series (memory.stat, memory.peak, limits) is from then. Age: time() - this.",
+   "Unix time of the cgroup's last memory.stat read: the memory.stat series are from then (memory.peak and the limits are read with it, when due: see theirs). Age: time() - this.",
    [](const CV& c, const Ctx&, Sink& s) { if (c.stat) s.add(unix_seconds(c.stat->read_at_wall)); }},
   {"memcg_stat_age_seconds", Profile::full, MetricType::Gauge, "",
    "Age of the cgroup's memory.stat values at scrape time (on the monotonic clock).",
@@ -594,8 +594,9 @@ SeriesBudget series_per_cgroup(const config::Settings& settings, Profile profile
     auto rec = std::make_shared<StatRecord>();
     for (size_t k = 0; k < parse::kStatKeyCount; ++k) {
       rec->values.present.set(k);
-      rec->has_rate.set(k);
+      rec->prev_present.set(k);
     }
+    rec->since_prev = std::chrono::seconds(1);
     for (size_t k = 0; k < lim_count; ++k) rec->limits[k] = parse::SingleValue{most ? 1u : 0u, !most && k >= lim_high};
     rec->peak = 1;
     CgroupView v{id, shared, {}, rec};

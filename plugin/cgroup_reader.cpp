@@ -1,6 +1,6 @@
 #include "plugin/cgroup_reader.h"
 
-#include "plugin/cache/rates.h"
+#include "plugin/cache/rates.h"  // the probe's memory.current rate
 #include "plugin/cgroupfs/kept_file.h"
 #include "plugin/parse/psi.h"
 #include "plugin/parse/single_value.h"
@@ -91,12 +91,15 @@ CgroupReader::Probe CgroupReader::probe(const CgroupEntry& e, TimePoint now, boo
     }
     if (r.status == Status::ok) {
       p.has_psi = true;
+      p.psi_at = now;
       parse_error(FileKind::pressure, parse::parse_psi(r.text, p.psi));
     }
   } else {
     p.has_psi = prev->has_psi;
     p.psi = prev->psi;
+    p.psi_at = prev->psi_at;
   }
+  out.moved = moved;
 
   if (prev) {
     if (prev->current && p.current) {
@@ -111,7 +114,8 @@ CgroupReader::Probe CgroupReader::probe(const CgroupEntry& e, TimePoint now, boo
   return out;
 }
 
-CgroupReader::StatRead CgroupReader::read_stat(const CgroupEntry& e, bool limits, PassReport& report) {
+CgroupReader::StatRead CgroupReader::read_stat(const CgroupEntry& e, const cache::CompanionReads& take,
+                                              const PassTime& at, PassReport& report) {
   StatRead out;
   const TimePoint t0 = clock_.now();
   const Duration c0 = clock_.thread_cpu();
@@ -125,25 +129,17 @@ CgroupReader::StatRead CgroupReader::read_stat(const CgroupEntry& e, bool limits
 
   auto rec = std::make_shared<StatRecord>();
   rec->read_at = t0;
-  rec->read_at_wall = clock_.wall();
+  rec->read_at_wall = at.wall + std::chrono::duration_cast<WallTime::duration>(t0 - at.now);
   rec->values = stat_scratch_;
   if (e.record && t0 > e.record->read_at) {
-    const Duration dt = t0 - e.record->read_at;
-    const auto& prev = e.record->values;
-    for (size_t k = 0; k < parse::kStatKeyCount; ++k) {
-      if (!rec->values.present.test(k) || !prev.present.test(k)) continue;
-      switch (parse::stat_kind(k)) {
-        case parse::StatKind::events: rec->rate[k] = cache::counter_rate(prev.values[k], rec->values.values[k], dt); break;
-        case parse::StatKind::bytes: rec->rate[k] = cache::gauge_rate(prev.values[k], rec->values.values[k], dt); break;
-        case parse::StatKind::count: continue;
-      }
-      rec->has_rate.set(k);
-    }
+    rec->prev_values = e.record->values.values;
+    rec->prev_present = e.record->values.present;
+    rec->since_prev = t0 - e.record->read_at;
   }
   // Limits: rarely changing, so read only when the collector asks (at most
   // every limits_max_age), from kept fds where the fd budget had room for
   // them, else opened and closed (kept_if_room in cgroup_files.h).
-  if (limits || !e.record) {
+  if (take.limits || !e.record) {
     rec->limits_read_at = t0;
     for (size_t k = 0; k < lim_count; ++k) {
       const FileRead lr = read(e, kLimitKinds[k], report);
@@ -155,16 +151,24 @@ CgroupReader::StatRead CgroupReader::read_stat(const CgroupEntry& e, bool limits
     rec->limits = e.record->limits;
     rec->limits_read_at = e.record->limits_read_at;
   }
-  // PSI totals of a quiet cgroup are refreshed here, with the breakdown.
+  // PSI totals of a cgroup the probes saw quiet (they read it when it moves).
   out.psi = e.probe.psi;
-  if (const FileRead pr2 = read(e, FileKind::pressure, report); pr2.status == Status::ok) {
-    parse_error(FileKind::pressure, parse::parse_psi(pr2.text, out.psi));
-    out.psi_read = true;
+  if (take.pressure) {
+    if (const FileRead pr2 = read(e, FileKind::pressure, report); pr2.status == Status::ok) {
+      parse_error(FileKind::pressure, parse::parse_psi(pr2.text, out.psi));
+      out.psi_read = true;
+    }
   }
-  if (const FileRead peak = read(e, FileKind::peak, report); peak.status == Status::ok) {
-    auto v = parse::parse_single_value(peak.text);
-    if (v && !v->unlimited) rec->peak = v->value;
-    else parse_error(FileKind::peak);
+  if (take.peak || !e.record) {
+    rec->peak_at = t0;
+    if (const FileRead peak = read(e, FileKind::peak, report); peak.status == Status::ok) {
+      auto v = parse::parse_single_value(peak.text);
+      if (v && !v->unlimited) rec->peak = v->value;
+      else parse_error(FileKind::peak);
+    }
+  } else {
+    rec->peak = e.record->peak;
+    rec->peak_at = e.record->peak_at;
   }
   out.record = std::move(rec);
   out.wall = t1 - t0;

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "plugin/cache/companion_reads.h"
 #include "plugin/cache/pending.h"
 #include "plugin/cgroup_table.h"
 #include "plugin/cgroupfs/file_io.h"
@@ -30,6 +31,7 @@ class CgroupReader {
     ProbeValues values;
     cache::ProbeDelta delta;    // change since the previous probe
     bool events_moved = false;  // a notable memory.events counter moved
+    bool moved = false;         // memory.current, swap.current or memory.events changed (or the first probe)
     bool gone = false;          // the cgroup went away: nothing else is valid
   };
   // `host_swap`: the host has swap space (else a swap of 0 stays 0 and is not
@@ -43,9 +45,17 @@ class CgroupReader {
     Duration wall{0}, cpu{0};  // the memory.stat read itself: wall and reading-thread CPU time
     bool gone = false;
   };
-  // memory.stat, timed, with memory.peak, memory.pressure and, when
-  // `limits` (else the previous record's are kept), the limits.
-  StatRead read_stat(const CgroupEntry& e, bool limits, PassReport& report);
+  // memory.stat, timed, with the companions `take` names (the limits,
+  // memory.peak, memory.pressure; what is not taken is the previous
+  // record's, with the time it was read).
+  // `at`: the pass's clocks; the record's wall timestamp is derived from
+  // them (one wall-clock read per pass, not per read).
+  struct PassTime {
+    TimePoint now;
+    WallTime wall;
+  };
+  StatRead read_stat(const CgroupEntry& e, const cache::CompanionReads& take, const PassTime& at,
+                     PassReport& report);
 
  private:
   enum class Status { ok, absent, gone, failed };

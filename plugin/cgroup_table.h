@@ -42,6 +42,7 @@ struct CgroupEntry {
   bool first_refresh = true;        // the refresh phase applies until the first read after the initial one
   bool events_polled = false;       // memory.events is in the epoll set: read only when flagged
   bool forced = false;
+  bool moved_since_peak = true;     // a probe saw usage or events change since memory.peak was read
   bool gone = false;
 
   const sys::UniqueFd& file(FileKind k) const noexcept { return files[static_cast<size_t>(k)]; }

@@ -103,18 +103,26 @@ bool Collector::request_refresh(config::Glob glob) {
 }
 
 void Collector::read_stat(CgroupEntry& e, cache::ReadReason reason, TimePoint now, PassReport& report) {
-  // Limits with this read when they are due, or when the read is about a
-  // limit (a high/max/OOM event) or asked for (initial, forced).
-  const bool limits = !e.record || reason == cache::ReadReason::event || reason == cache::ReadReason::forced ||
-                      reason == cache::ReadReason::initial ||
-                      now - e.record->limits_read_at >= config_.collector.limits_max_age;
-  CgroupReader::StatRead r = reader_.read_stat(e, limits, report);
+  cache::CompanionInput in;
+  in.reason = reason;
+  if (e.record) {
+    in.limits_at = e.record->limits_read_at;
+    in.peak_at = e.record->peak_at;
+  }
+  if (e.has_probe && e.probe.has_psi) in.pressure_at = e.probe.psi_at;
+  in.moved_since_peak = e.moved_since_peak;
+  in.pressure_probed = e.has_probe && e.probe.has_psi && e.probe.psi_at == now;
+  in.max_age = config_.collector.limits_max_age;
+  const cache::CompanionReads take = cache::decide_companions(in, now);
+  CgroupReader::StatRead r = reader_.read_stat(e, take, {now, pass_wall_}, report);
   if (r.gone) e.gone = true;
   if (!r.record) return;  // an error keeps the old values and the pending change: retried next pass
   if (r.psi_read) {
     e.probe.psi = r.psi;
     e.probe.has_psi = true;
+    e.probe.psi_at = now;
   }
+  if (take.peak) e.moved_since_peak = false;
   e.first_refresh = reason == cache::ReadReason::initial;
   e.record = std::move(r.record);
   e.pending = 0;
@@ -147,6 +155,7 @@ void Collector::count_skip(CgroupEntry& e, PassReport& report) noexcept {
 PassReport Collector::run_pass() {
   PassReport report;
   const TimePoint now = clock_.now();
+  pass_wall_ = clock_.wall();
   const Duration cpu0 = clock_.thread_cpu();
   Duration cpu1 = cpu0;
   if (need_rescan_ || now - last_rescan_ >= config_.collector.rescan_interval) {
@@ -180,6 +189,7 @@ PassReport Collector::run_pass() {
     }
     e.probe = p.values;
     e.has_probe = true;
+    if (p.moved) e.moved_since_peak = true;
   }
   cache::subtree_change(table_.parents(), deltas_, change_, scratch_a_, scratch_b_);
   decide(now, report);

@@ -80,6 +80,7 @@ class Collector {
   CgroupReader reader_;
   bool need_rescan_ = true;
   TimePoint last_rescan_{};
+  WallTime pass_wall_{};  // the wall clock at the pass's start: timestamps of its reads derive from it
   WallTime last_good_rescan_wall_{};  // the last rescan that could read the root
   uint64_t passes_ = 0;
 

@@ -1,10 +1,23 @@
 #include "plugin/snapshot.h"
 
+#include "plugin/cache/rates.h"
+
 namespace memcg {
 
 std::string_view limit_name(LimitKind k) noexcept {
   static constexpr std::string_view kNames[lim_count] = {"min", "low", "high", "max", "swap_max"};
   return kNames[k];
+}
+
+std::optional<double> StatRecord::rate(size_t k) const noexcept {
+  if (since_prev <= Duration{0} || k >= parse::kStatKeyCount || !values.present.test(k) || !prev_present.test(k))
+    return std::nullopt;
+  switch (parse::stat_kind(k)) {
+    case parse::StatKind::events: return cache::counter_rate(prev_values[k], values.values[k], since_prev);
+    case parse::StatKind::bytes: return cache::gauge_rate(prev_values[k], values.values[k], since_prev);
+    case parse::StatKind::count: break;
+  }
+  return std::nullopt;
 }
 
 std::string_view Snapshot::identity(const CgroupId& id, std::string_view label) const {

@@ -46,11 +46,19 @@ struct StatRecord {
   TimePoint read_at{};
   WallTime read_at_wall{};  // the same instant on the wall clock, exported as a Unix timestamp
   parse::StatValues values;
-  std::array<double, parse::kStatKeyCount> rate{};  // per second, vs the previous read
-  parse::KeySet has_rate;
+  // The previous read's values, for the per-second rates: computed when asked
+  // (the full profile, the JSON API), not with every read.
+  std::array<uint64_t, parse::kStatKeyCount> prev_values{};
+  parse::KeySet prev_present;
+  Duration since_prev{0};  // 0: no previous read (the first, or the cgroup was recreated)
+  // Per second against the previous read: events as a counter (a reset is
+  // never negative), bytes as a signed derivative; nullopt for keys that are
+  // counts, or missing from either read, or without a previous read.
+  std::optional<double> rate(size_t k) const noexcept;
   std::array<std::optional<parse::SingleValue>, lim_count> limits;
   TimePoint limits_read_at{};  // limits are read at most every collector.limits_max_age
   std::optional<uint64_t> peak;
+  TimePoint peak_at{};  // memory.peak is read when usage moved, else at most every collector.limits_max_age
 };
 
 // The cheap files, read every pass.
@@ -61,6 +69,7 @@ struct ProbeValues {
   std::array<uint64_t, parse::ev_count> events{};
   bool has_psi = false;
   parse::Psi psi;
+  TimePoint psi_at{};  // when memory.pressure was read (by a probe that saw the cgroup move, or with memory.stat)
   std::optional<double> current_rate;  // bytes/s vs the previous probe
 };
 

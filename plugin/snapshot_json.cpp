@@ -40,8 +40,10 @@ void stat_values(JsonWriter& w, const StatRecord& rec, const config::StatFilter&
     if (filter.allows_unknown(u.name)) w.key(u.name).value(u.value);
   w.end_object();
   w.key("stat_rates").begin_object();
-  for (size_t k = 0; k < parse::kStatKeyCount; ++k)
-    if (rec.has_rate.test(k) && filter.allows(k)) w.key(parse::stat_keys()[k].name).value(rec.rate[k]);
+  for (size_t k = 0; k < parse::kStatKeyCount; ++k) {
+    if (!filter.allows(k)) continue;
+    if (const auto r = rec.rate(k)) w.key(parse::stat_keys()[k].name).value(*r);
+  }
   w.end_object();
 }
 

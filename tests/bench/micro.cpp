@@ -154,10 +154,13 @@ void BM_QuietRescan(benchmark::State& state) {
 BENCHMARK(BM_QuietRescan)->Args({1000, 0})->Args({1000, 1})->Unit(benchmark::kMicrosecond);
 
 // A re-read as the collector makes it (memory.stat timed, parsed, rates
-// against the previous record, memory.pressure and memory.peak; limits kept
-// from the previous record) against a bare pread + parse of the same
-// memory.stat: on regular files the kernel's part is small, so what is left
-// is the daemon's own bookkeeping per read.
+// against the previous record; limits kept from the previous record) against
+// a bare pread + parse of the same memory.stat: on regular files the
+// kernel's part is small, so what is left is the daemon's own bookkeeping
+// per read. Argument: 0 the bare pread + parse; 1 a quiet cgroup's max_age
+// read (memory.stat alone); 2 a cgroup whose usage moved (with memory.peak;
+// its probe read memory.pressure); 3 with memory.peak and memory.pressure
+// (every limits_max_age, or an event, forced or initial read).
 void BM_StatReRead(benchmark::State& state) {
   fixtures::Tree tree;
   fixtures::add_kubernetes_node(tree, 100);
@@ -173,12 +176,17 @@ void BM_StatReRead(benchmark::State& state) {
   parse::LayoutCache layout;
   parse::StatValues values;
   CgroupReader reader(tree.root(), Clock::system(), cgroupfs::FileIo::system(), counters);
-  for (auto& e : entries) e.record = reader.read_stat(e, true, report).record;
+  const CgroupReader::PassTime at{Clock::system().now(), Clock::system().wall()};
+  for (auto& e : entries) e.record = reader.read_stat(e, cache::CompanionReads{}, at, report).record;
+  cache::CompanionReads take;
+  take.limits = false;
+  take.peak = state.range(0) >= 2;
+  take.pressure = state.range(0) >= 3;
   size_t i = 0;
   for (auto _ : state) {
     CgroupEntry& e = entries[i++ % entries.size()];
     if (state.range(0)) {
-      auto r = reader.read_stat(e, false, report);
+      auto r = reader.read_stat(e, take, at, report);
       e.record = std::move(r.record);
     } else {
       const ssize_t got = ::pread(e.file(FileKind::stat).get(), text.data(), text.size(), 0);
@@ -186,8 +194,7 @@ void BM_StatReRead(benchmark::State& state) {
     }
   }
 }
-// 0: the bare pread + parse, 1: the collector's re-read.
-BENCHMARK(BM_StatReRead)->Arg(0)->Arg(1);
+BENCHMARK(BM_StatReRead)->DenseRange(0, 3);
 
 void BM_RenderMetrics(benchmark::State& state) {
   KubeScrape k(static_cast<int>(state.range(0)));

@@ -261,7 +261,7 @@ TEST_F(CollectorTest, LimitsAreReadAtMostEveryLimitsMaxAgeAndAfterALimitEvent) {
   pass(*c);
   EXPECT_EQ(reads(*c, "b", ReadReason::threshold), 1u);
   EXPECT_TRUE(max_of()->unlimited) << "limits read at most every 60 s";
-  EXPECT_EQ(*view(*c, "b").stat->peak, 3145728u) << "memory.peak is kept open and read with every memory.stat read";
+  EXPECT_EQ(*view(*c, "b").stat->peak, 3145728u) << "memory.peak is read with a memory.stat read after usage moved";
   for (int i = 0; i < 75; ++i) pass(*c);  // the first max_age read 60 s after the last limits read brings them
   ASSERT_FALSE(max_of()->unlimited) << "max_age reads: " << reads(*c, "b", ReadReason::max_age);
   EXPECT_EQ(max_of()->value, 104857600u);
@@ -289,6 +289,36 @@ TEST_F(CollectorTest, PressureIsReadWhenTheCgroupMovesOrWithMemoryStat) {
   c->request_refresh(*config::Glob::compile("b", nullptr));
   pass(*c);
   EXPECT_EQ(psi(), 9000u) << "refreshed with the memory.stat read, so never older than max_age";
+}
+
+TEST_F(CollectorTest, QuietCgroupsReadMemoryStatAloneUntilTheCompanionsAreLimitsMaxAgeOld) {
+  cfg.collector.limits_max_age = 60s;
+  auto c = make();
+  pass(*c);
+  const auto peak = [&] { return *view(*c, "b").stat->peak; };
+  const auto psi = [&] { return view(*c, "b").probe.psi.some.total_us; };
+  const uint64_t peak0 = peak();
+  // Usage never moves: a stall without a change in usage, or a spike that
+  // returned to the same byte count between two probes.
+  tree.write("b", "memory.peak", "9437184\n");
+  tree.write("b", "memory.pressure", "some avg10=1.00 avg60=0 avg300=0 total=7000\nfull avg10=0 avg60=0 avg300=0 total=100\n");
+  for (int i = 0; i < 40; ++i) pass(*c);
+  ASSERT_GE(reads(*c, "b", ReadReason::max_age), 3u);
+  EXPECT_EQ(peak(), peak0) << "max_age reads of a quiet cgroup take memory.stat alone";
+  EXPECT_EQ(psi(), 0u);
+  for (int i = 0; i < 32; ++i) pass(*c);  // past limits_max_age, then the next max_age read
+  EXPECT_EQ(peak(), 9437184u) << "at least every limits_max_age";
+  EXPECT_EQ(psi(), 7000u);
+  // Usage moved, even below the threshold: the next memory.stat read (here
+  // by max_age) takes memory.peak; the probe that saw the move read pressure.
+  tree.write("b", "memory.peak", "10485760\n");
+  tree.write("b", "memory.pressure", "some avg10=1.00 avg60=0 avg300=0 total=8000\nfull avg10=0 avg60=0 avg300=0 total=100\n");
+  grow("b", 1000);
+  const uint64_t before = reads(*c, "b", ReadReason::max_age);
+  pass(*c);
+  EXPECT_EQ(psi(), 8000u);
+  while (reads(*c, "b", ReadReason::max_age) == before) pass(*c);
+  EXPECT_EQ(peak(), 10485760u);
 }
 
 TEST_F(CollectorTest, PendingRefreshRequestsAreCappedUntilThePassServesThem) {
@@ -326,9 +356,10 @@ TEST_F(CollectorTest, ZeroThresholdIsTheNaiveMode) {
 }
 
 TEST_F(CollectorTest, RatesFromConsecutiveReads) {
+  const auto k = [](const char* key) { return *parse::stat_key_table().find(key); };
   auto c = make();
   pass(*c);
-  EXPECT_EQ(view(*c, "b").stat->has_rate.count(), 0u) << "one read has no rate";
+  EXPECT_FALSE(view(*c, "b").stat->rate(k("pgfault"))) << "one read has no rate";
   EXPECT_FALSE(view(*c, "b").probe.current_rate) << "one probe has no rate";
   auto body = tree.spec("b").stat;
   tree.set_stat("b", body.set("pgfault", 300).set("anon", 0));
@@ -336,10 +367,9 @@ TEST_F(CollectorTest, RatesFromConsecutiveReads) {
   grow("b", 8192);  // 8192 B over 2 s of probes
   pass(*c);
   const auto& v = view(*c, "b");
-  const auto k = [](const char* key) { return *parse::stat_key_table().find(key); };
-  ASSERT_TRUE(v.stat->has_rate.test(k("pgfault")));
-  EXPECT_DOUBLE_EQ(v.stat->rate[k("pgfault")], 100.0);              // (300-100)/2s
-  EXPECT_DOUBLE_EQ(v.stat->rate[k("anon")], -double(1 << 20) / 4);  // (0-512KiB)/2s
+  ASSERT_TRUE(v.stat->rate(k("pgfault")));
+  EXPECT_DOUBLE_EQ(*v.stat->rate(k("pgfault")), 100.0);              // (300-100)/2s
+  EXPECT_DOUBLE_EQ(*v.stat->rate(k("anon")), -double(1 << 20) / 4);  // (0-512KiB)/2s
   EXPECT_DOUBLE_EQ(*v.probe.current_rate, 4096.0);
 }
 
@@ -515,7 +545,8 @@ TEST_F(CollectorTest, RecreatedCgroupStartsOver) {
   EXPECT_NE(v.id->inode, old_inode);
   EXPECT_EQ(v.reads[static_cast<size_t>(ReadReason::initial)], 1u);
   EXPECT_EQ(v.reads[static_cast<size_t>(ReadReason::threshold)], 0u) << "state started over";
-  EXPECT_EQ(v.stat->has_rate.count(), 0u) << "no rate across the recreation, so never a negative one";
+  for (size_t i = 0; i < parse::kStatKeyCount; ++i)
+    EXPECT_FALSE(v.stat->rate(i)) << "no rate across the recreation, so never a negative one";
   EXPECT_EQ(stat(*c, "b", "pgfault"), 100u);
 }
 

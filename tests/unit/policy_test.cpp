@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "plugin/cache/budget.h"
+#include "plugin/cache/companion_reads.h"
 #include "plugin/cache/flush_policy.h"
 #include "plugin/cache/pending.h"
 #include "plugin/cache/rates.h"
@@ -171,6 +172,58 @@ TEST(Rates, CounterResetIsNeverNegative) {
 TEST(Rates, GaugeDerivativeIsSigned) {
   EXPECT_DOUBLE_EQ(gauge_rate(4096, 0, 2s), -2048.0);
   EXPECT_DOUBLE_EQ(gauge_rate(0, 4096, 500ms), 8192.0);
+}
+
+TEST(Companions, AQuietCgroupsMaxAgeReadTakesNothingUntilTheirOwnMaxAge) {
+  CompanionInput in;
+  in.reason = ReadReason::max_age;
+  in.limits_at = in.peak_at = in.pressure_at = t0;
+  in.moved_since_peak = false;
+  in.max_age = 60s;
+  CompanionReads r = decide_companions(in, t0 + 10s);
+  EXPECT_FALSE(r.limits);
+  EXPECT_FALSE(r.peak);
+  EXPECT_FALSE(r.pressure);
+  r = decide_companions(in, t0 + 60s);
+  EXPECT_TRUE(r.limits);
+  EXPECT_TRUE(r.peak);
+  EXPECT_TRUE(r.pressure) << "a stall with no change in usage is bounded by max_age";
+}
+
+TEST(Companions, MovedUsageTakesThePeakAndAProbedPressureIsNotReadTwice) {
+  CompanionInput in;
+  in.reason = ReadReason::threshold;
+  in.limits_at = in.peak_at = in.pressure_at = t0;
+  in.moved_since_peak = true;
+  in.pressure_probed = true;
+  in.max_age = 60s;
+  CompanionReads r = decide_companions(in, t0 + 5s);
+  EXPECT_FALSE(r.limits);
+  EXPECT_TRUE(r.peak);
+  EXPECT_FALSE(r.pressure);
+  r = decide_companions(in, t0 + 90s);
+  EXPECT_TRUE(r.limits);
+  EXPECT_FALSE(r.pressure) << "this pass's probe read it";
+}
+
+TEST(Companions, EventForcedAndInitialReadsTakeEverythingTheProbeDidNotRead) {
+  for (ReadReason reason : {ReadReason::initial, ReadReason::event, ReadReason::forced}) {
+    CompanionInput in;
+    in.reason = reason;
+    in.limits_at = in.peak_at = in.pressure_at = t0;
+    in.moved_since_peak = false;
+    in.max_age = 60s;
+    CompanionReads r = decide_companions(in, t0 + 1s);
+    EXPECT_TRUE(r.limits && r.peak && r.pressure) << to_string(reason);
+    in.pressure_probed = true;
+    EXPECT_FALSE(decide_companions(in, t0 + 1s).pressure) << to_string(reason);
+  }
+  CompanionInput never;  // no record yet
+  never.reason = ReadReason::max_age;
+  never.moved_since_peak = false;
+  never.max_age = 60s;
+  const CompanionReads r = decide_companions(never, t0);
+  EXPECT_TRUE(r.limits && r.peak && r.pressure);
 }
 
 }  // namespace

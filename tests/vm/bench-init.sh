@@ -23,7 +23,7 @@ for a in $(cat /proc/cmdline); do
     memcg_bench_scrape=*) scrape_only=${a#*=} ;;
   esac
 done
-echo "VMBENCH kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) vCPUs, $n cgroups, $ticks ticks"
+echo "VMBENCH kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) vCPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null), $n cgroups, $ticks ticks"
 ulimit -n 1048576 || { echo "VMBENCH cannot raise RLIMIT_NOFILE"; memcg-vmload exit 1; }
 echo "+memory" > $CG/cgroup.subtree_control
 mkdir $CG/agent

@@ -38,7 +38,7 @@ vm_log "booting $(basename "$kernel"): memcg-bench over $n cgroups, $ticks ticks
 set +e
 # 6 GiB: the tmpfs tree, N real memcgs and two collectors' state.
 timeout 3600 "${VM_QEMU[@]}" -m 6144 -kernel "$kernel" -initrd "$work/initramfs.gz" \
-  -append "console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks memcg_bench_synthetic=${SYNTHETIC:-1} memcg_bench_scrape=${SCRAPE_ONLY:-0} memcg_bench_cost=${COST:-0}" </dev/null > "$work/serial.log" 2>&1
+  -append "$VM_CLOCK console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks memcg_bench_synthetic=${SYNTHETIC:-1} memcg_bench_scrape=${SCRAPE_ONLY:-0} memcg_bench_cost=${COST:-0}" </dev/null > "$work/serial.log" 2>&1
 rc=$?
 set -e
 grep -aE '^(VMBENCH|memcg-bench|\|)' "$work/serial.log" || true

@@ -28,7 +28,7 @@ vm_pack_initramfs "$ir" "$work/initramfs.gz"
 vm_log "booting $(basename "$kernel") with the stage-1 initramfs"
 set +e
 timeout $((600 + 3 * ${SOAK_SECONDS:-60})) "${VM_QEMU[@]}" -kernel "$kernel" -initrd "$work/initramfs.gz" \
-  -append "console=ttyS0 panic=-1 quiet loglevel=2 memcg_soak_seconds=${SOAK_SECONDS:-60} memcg_soak_min_rate=${SOAK_MIN_RATE:-40}" </dev/null > "$work/serial.log" 2>&1
+  -append "$VM_CLOCK console=ttyS0 panic=-1 quiet loglevel=2 memcg_soak_seconds=${SOAK_SECONDS:-60} memcg_soak_min_rate=${SOAK_MIN_RATE:-40}" </dev/null > "$work/serial.log" 2>&1
 rc=$?
 set -e
 grep -E '^(VMSTAGE1|CHECK|VMCOST|VMBENCH|VMCHECK|SOAK|age violation|current mismatch|stat out of bound|log:)' "$work/serial.log" || true

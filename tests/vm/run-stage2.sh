@@ -77,7 +77,7 @@ vm_log "booting $(basename "$kernel") with systemd as PID 1"
 set +e
 timeout "${STAGE2_TIMEOUT:-900}" "${VM_QEMU[@]}" -kernel "$kernel" \
   -drive file="$work/root.img",if=none,id=d0,format=raw,cache=unsafe -device nvme,drive=d0,serial=root0 \
-  -append "console=ttyS0 root=/dev/nvme0n1 rw systemd.unified_cgroup_hierarchy=1 systemd.firstboot=off panic=-1 quiet loglevel=2" \
+  -append "$VM_CLOCK console=ttyS0 root=/dev/nvme0n1 rw systemd.unified_cgroup_hierarchy=1 systemd.firstboot=off panic=-1 quiet loglevel=2" \
   </dev/null > "$work/serial.log" 2>&1
 rc=$?
 set -e

@@ -1,0 +1,42 @@
+// Which files a memory.stat read takes along. memory.stat is what max_age
+// bounds; the limits, memory.peak and memory.pressure change more rarely, and
+// re-reading all three with every max_age read of a quiet cgroup cost the
+// re-read more than the daemon's own work (two extra preads per read, and
+// the limits' five). A pure function of the cgroup's state and `now`.
+#pragma once
+
+#include <optional>
+
+#include "plugin/cache/flush_policy.h"
+#include "plugin/clock.h"
+
+namespace memcg::cache {
+
+struct CompanionInput {
+  ReadReason reason = ReadReason::initial;
+  // When each was last read; nullopt: never (or the cgroup has no record).
+  std::optional<TimePoint> limits_at, peak_at, pressure_at;
+  // A probe saw memory.current, swap.current or memory.events change since
+  // memory.peak was last read: usage may have set a new peak.
+  bool moved_since_peak = true;
+  // The probe of this pass read memory.pressure (it does whenever the cgroup
+  // moved): it is fresh already.
+  bool pressure_probed = false;
+  Duration max_age{};  // collector.limits_max_age: the bound for all three
+};
+
+struct CompanionReads {
+  bool limits = true, peak = true, pressure = true;
+};
+
+// Limits: at most every max_age, at once when the read is about a limit (a
+// high/max/OOM event) or asked for (initial, forced). memory.peak: whenever
+// usage moved since its last read (a peak only rises with usage), else at
+// least every max_age, since a spike between two probes that returns to the
+// same byte count is invisible to them. memory.pressure: the probe reads it
+// whenever the cgroup moves, so here only when the probe did not and it is
+// max_age old (a stall with no change in usage: rare, bounded). An event,
+// forced or initial read takes everything along.
+CompanionReads decide_companions(const CompanionInput& in, TimePoint now) noexcept;
+
+}  // namespace memcg::cache
