@@ -23,12 +23,12 @@ int64_t signed_diff(uint64_t cur, uint64_t prev) noexcept {
 
 }  // namespace
 
-CgroupReader::FileRead CgroupReader::read(const CgroupEntry& e, FileKind kind, PassReport& report) {
+CgroupReader::FileRead CgroupReader::read(const CgroupEntry& e, FileKind kind, std::string& buf, PassReport& report) {
   const CgroupFile& f = cgroup_file(kind);
   const bool held = e.file(kind).valid();
   if (f.access == FileAccess::kept && !held) return {Status::absent, {}};
-  const cgroupfs::ReadResult r = held ? cgroupfs::read_kept(io_, e.file(kind).get(), buf_)
-                                      : cgroupfs::read_once(io_, e.dir.get(), f.name.data(), buf_);  // NUL-terminated literals
+  const cgroupfs::ReadResult r = held ? cgroupfs::read_kept(io_, e.file(kind).get(), buf)
+                                      : cgroupfs::read_once(io_, e.dir.get(), f.name.data(), buf);  // NUL-terminated literals
   if (r.ok()) return {Status::ok, r.value()};
   if (is_gone(r.err())) return {Status::gone, {}};
   ++counters_.read_errors[static_cast<size_t>(kind)];
@@ -114,17 +114,36 @@ CgroupReader::Probe CgroupReader::probe(const CgroupEntry& e, TimePoint now, boo
   return out;
 }
 
+void CgroupReader::fetch_stats(std::span<const CgroupEntry* const> entries, std::span<Fetched> out,
+                               PassReport& report) {
+  TimePoint t = clock_.now();
+  Duration c = clock_.thread_cpu();
+  for (size_t i = 0; i < entries.size() && i < out.size() && i < kStatBatch; ++i) {
+    const FileRead r = read(*entries[i], FileKind::stat, stat_bufs_[i], report);
+    const Duration c1 = clock_.thread_cpu();
+    const TimePoint t1 = clock_.now();
+    out[i] = {r.status == Status::ok, r.status == Status::gone, r.text, t, t1 - t, c1 - c};
+    t = t1;
+    c = c1;
+  }
+}
+
 CgroupReader::StatRead CgroupReader::read_stat(const CgroupEntry& e, const cache::CompanionReads& take,
                                               const PassTime& at, PassReport& report) {
+  const CgroupEntry* one[1] = {&e};
+  Fetched f[1];
+  fetch_stats(one, f, report);
+  return finish_stat(e, f[0], take, at, report);
+}
+
+CgroupReader::StatRead CgroupReader::finish_stat(const CgroupEntry& e, const Fetched& f,
+                                                const cache::CompanionReads& take, const PassTime& at,
+                                                PassReport& report) {
   StatRead out;
-  const TimePoint t0 = clock_.now();
-  const Duration c0 = clock_.thread_cpu();
-  const FileRead r = read(e, FileKind::stat, report);
-  const Duration c1 = clock_.thread_cpu();
-  const TimePoint t1 = clock_.now();
-  if (r.status == Status::gone) out.gone = true;
-  if (r.status != Status::ok) return out;  // an error keeps the old values and the pending change
-  auto pr = parse::parse_flat_keyed(r.text, parse::stat_key_table(), stat_layout_, stat_scratch_.out());
+  const TimePoint t0 = f.at;
+  out.gone = f.gone;
+  if (!f.ok) return out;  // an error keeps the old values and the pending change
+  auto pr = parse::parse_flat_keyed(f.text, parse::stat_key_table(), stat_layout_, stat_scratch_.out());
   parse_error(FileKind::stat, pr.malformed);
 
   auto rec = std::make_shared<StatRecord>();
@@ -171,8 +190,8 @@ CgroupReader::StatRead CgroupReader::read_stat(const CgroupEntry& e, const cache
     rec->peak_at = e.record->peak_at;
   }
   out.record = std::move(rec);
-  out.wall = t1 - t0;
-  out.cpu = c1 - c0;
+  out.wall = f.wall;
+  out.cpu = f.cpu;
   return out;
 }
 

@@ -7,7 +7,9 @@
 // error that it counts by file and reports with path and errno.
 #pragma once
 
+#include <array>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -38,6 +40,20 @@ class CgroupReader {
   // re-read); `events_flagged`: the kernel flagged memory.events (when polled).
   Probe probe(const CgroupEntry& e, TimePoint now, bool host_swap, bool events_flagged, PassReport& report);
 
+  // memory.stat of up to kStatBatch cgroups, read back to back and timed by
+  // the clock readings between them: n + 1 reads of the thread's CPU clock
+  // for n cgroups, not 2n (CLOCK_THREAD_CPUTIME_ID is a system call; the
+  // monotonic clock is read through the vDSO). Each text stays valid until
+  // the next fetch_stats.
+  static constexpr size_t kStatBatch = 32;
+  struct Fetched {
+    bool ok = false, gone = false;
+    std::string_view text;
+    TimePoint at{};            // just before the read
+    Duration wall{0}, cpu{0};  // the read itself: wall and reading-thread CPU time
+  };
+  void fetch_stats(std::span<const CgroupEntry* const> entries, std::span<Fetched> out, PassReport& report);
+
   struct StatRead {
     std::shared_ptr<const StatRecord> record;  // null: not read (gone, or an error kept the old values)
     bool psi_read = false;                      // memory.pressure read with it: `psi` is fresh
@@ -45,15 +61,18 @@ class CgroupReader {
     Duration wall{0}, cpu{0};  // the memory.stat read itself: wall and reading-thread CPU time
     bool gone = false;
   };
-  // memory.stat, timed, with the companions `take` names (the limits,
-  // memory.peak, memory.pressure; what is not taken is the previous
-  // record's, with the time it was read).
   // `at`: the pass's clocks; the record's wall timestamp is derived from
   // them (one wall-clock read per pass, not per read).
   struct PassTime {
     TimePoint now;
     WallTime wall;
   };
+  // A fetched memory.stat parsed into a record, with the companions `take`
+  // names (the limits, memory.peak, memory.pressure; what is not taken is
+  // the previous record's, with the time it was read).
+  StatRead finish_stat(const CgroupEntry& e, const Fetched& f, const cache::CompanionReads& take,
+                       const PassTime& at, PassReport& report);
+  // Both, for one cgroup.
   StatRead read_stat(const CgroupEntry& e, const cache::CompanionReads& take, const PassTime& at,
                      PassReport& report);
 
@@ -63,7 +82,8 @@ class CgroupReader {
     Status status;
     std::string_view text;  // valid until the next read
   };
-  FileRead read(const CgroupEntry& e, FileKind kind, PassReport& report);
+  FileRead read(const CgroupEntry& e, FileKind kind, PassReport& report) { return read(e, kind, buf_, report); }
+  FileRead read(const CgroupEntry& e, FileKind kind, std::string& buf, PassReport& report);
   void parse_error(FileKind kind, uint64_t n = 1) noexcept { counters_.parse_errors[static_cast<size_t>(kind)] += n; }
 
   const std::string& root_;
@@ -72,6 +92,7 @@ class CgroupReader {
   Counters& counters_;
   // Reused between reads so the steady state allocates nothing per cgroup.
   std::string buf_;
+  std::array<std::string, kStatBatch> stat_bufs_;  // one per memory.stat of a batch
   parse::LayoutCache stat_layout_, events_layout_;  // one kernel, one key order
   parse::StatValues stat_scratch_;
   parse::EventValues events_scratch_;

@@ -102,7 +102,22 @@ bool Collector::request_refresh(config::Glob glob) {
   return true;
 }
 
-void Collector::read_stat(CgroupEntry& e, cache::ReadReason reason, TimePoint now, PassReport& report) {
+void Collector::read_batch(TimePoint now, PassReport& report) {
+  auto& entries = table_.entries();
+  std::array<const CgroupEntry*, CgroupReader::kStatBatch> es{};
+  std::array<CgroupReader::Fetched, CgroupReader::kStatBatch> fetched{};
+  for (size_t start = 0; start < batch_.size(); start += CgroupReader::kStatBatch) {
+    const size_t n = std::min(CgroupReader::kStatBatch, batch_.size() - start);
+    for (size_t j = 0; j < n; ++j) es[j] = &entries[batch_[start + j].first];
+    reader_.fetch_stats({es.data(), n}, {fetched.data(), n}, report);
+    for (size_t j = 0; j < n; ++j)
+      apply_read(entries[batch_[start + j].first], batch_[start + j].second, fetched[j], now, report);
+  }
+  batch_.clear();
+}
+
+void Collector::apply_read(CgroupEntry& e, cache::ReadReason reason, const CgroupReader::Fetched& f, TimePoint now,
+                           PassReport& report) {
   cache::CompanionInput in;
   in.reason = reason;
   if (e.record) {
@@ -114,7 +129,7 @@ void Collector::read_stat(CgroupEntry& e, cache::ReadReason reason, TimePoint no
   in.pressure_probed = e.has_probe && e.probe.has_psi && e.probe.psi_at == now;
   in.max_age = config_.collector.limits_max_age;
   const cache::CompanionReads take = cache::decide_companions(in, now);
-  CgroupReader::StatRead r = reader_.read_stat(e, take, {now, pass_wall_}, report);
+  CgroupReader::StatRead r = reader_.finish_stat(e, f, take, {now, pass_wall_}, report);
   if (r.gone) e.gone = true;
   if (!r.record) return;  // an error keeps the old values and the pending change: retried next pass
   if (r.psi_read) {
@@ -243,8 +258,10 @@ void Collector::decide(TimePoint now, PassReport& report) {
 void Collector::read_wanted(TimePoint now, PassReport& report) {
   auto& entries = table_.entries();
   const double per_second = config_.collector.max_stat_reads_per_second;
+  batch_.clear();
   if (per_second <= 0) {
-    for (const auto& w : wanted_) read_stat(entries[w.index], w.reason, now, report);
+    for (const auto& w : wanted_) batch_.emplace_back(w.index, w.reason);
+    read_batch(now, report);
     return;
   }
   // Over budget: the most urgent reads now, the rest served from cache and
@@ -254,8 +271,9 @@ void Collector::read_wanted(TimePoint now, PassReport& report) {
   chosen_.assign(entries.size(), 0);
   for (const auto& w : chosen) {
     chosen_[w.index] = 1;
-    read_stat(entries[w.index], w.reason, now, report);
+    batch_.emplace_back(w.index, w.reason);
   }
+  read_batch(now, report);
   for (const auto& w : wanted_) {
     if (chosen_[w.index]) continue;
     CgroupEntry& e = entries[w.index];

@@ -62,7 +62,11 @@ class Collector {
   static constexpr size_t kMaxPendingRefresh = 32;
 
  private:
-  void read_stat(CgroupEntry& e, cache::ReadReason reason, TimePoint now, PassReport& report);
+  // memory.stat of the cgroups in batch_, fetched together (fewer CPU-clock
+  // reads), then each parsed with its due companions.
+  void read_batch(TimePoint now, PassReport& report);
+  void apply_read(CgroupEntry& e, cache::ReadReason reason, const CgroupReader::Fetched& f, TimePoint now,
+                  PassReport& report);
   void decide(TimePoint now, PassReport& report);  // probes taken: which cgroups want a read -> wanted_
   void read_wanted(TimePoint now, PassReport& report);
   void publish(TimePoint started);
@@ -91,6 +95,7 @@ class Collector {
   std::vector<unsigned char> moved_;
   std::vector<cache::ReadCandidate> wanted_;
   std::vector<unsigned char> chosen_;
+  std::vector<std::pair<uint32_t, cache::ReadReason>> batch_;  // reads of this pass: entry index, reason
   cache::BudgetMeter budget_;
 
   std::mutex refresh_mu_;

@@ -182,11 +182,20 @@ void BM_StatReRead(benchmark::State& state) {
   take.limits = false;
   take.peak = state.range(0) >= 2;
   take.pressure = state.range(0) >= 3;
+  // The collector fetches a pass's reads in batches of kStatBatch; so does
+  // this loop (one item per cgroup, a batch every kStatBatch items).
+  std::array<const CgroupEntry*, CgroupReader::kStatBatch> batch{};
+  std::array<CgroupReader::Fetched, CgroupReader::kStatBatch> fetched{};
   size_t i = 0;
   for (auto _ : state) {
     CgroupEntry& e = entries[i++ % entries.size()];
     if (state.range(0)) {
-      auto r = reader.read_stat(e, take, at, report);
+      const size_t j = (i - 1) % CgroupReader::kStatBatch;
+      if (j == 0) {
+        for (size_t b = 0; b < batch.size(); ++b) batch[b] = &entries[(i - 1 + b) % entries.size()];
+        reader.fetch_stats(batch, fetched, report);
+      }
+      auto r = reader.finish_stat(e, fetched[j], take, at, report);
       e.record = std::move(r.record);
     } else {
       const ssize_t got = ::pread(e.file(FileKind::stat).get(), text.data(), text.size(), 0);

@@ -565,6 +565,22 @@ TEST_F(CollectorTest, ReadCostsAccumulatePerCgroupAndInTheHistogram) {
   EXPECT_EQ(h.counts[2], h.count) << "3 µs lands in the (2.5 µs, 5 µs] bucket";
 }
 
+TEST_F(CollectorTest, ReadsInABatchShareTheirClockReadings) {
+  // CLOCK_THREAD_CPUTIME_ID is a system call: n memory.stat reads of a pass
+  // take n + 1 CPU-clock readings per batch of kStatBatch, not 2n, and each
+  // read is still charged its own time.
+  tree.add("many", spec(40 << 20));
+  for (int i = 0; i < 40; ++i) tree.add("many/c" + std::to_string(i), spec(1 << 20));
+  clock.cpu_step = 1us;
+  auto c = make();
+  const auto r = pass(*c);
+  ASSERT_EQ(r.reads, 46u);  // root, a, a/x, a/y, b, many and its 40
+  for (const auto& v : c->latest()->cgroups) EXPECT_EQ(v.read_cpu, Duration(1us)) << v.id->path;
+  const size_t batches = (46 + CgroupReader::kStatBatch - 1) / CgroupReader::kStatBatch;
+  EXPECT_EQ(c->latest()->read_cpu, Duration(1us) * static_cast<int>(46 + batches + 1))
+      << "the read phase: one CPU-clock reading per read, one per batch, and the phase's closing one";
+}
+
 TEST_F(CollectorTest, ConfigChangeAppliesNewRulesAndKeepsState) {
   auto c = make();
   pass(*c);
