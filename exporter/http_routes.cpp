@@ -63,7 +63,7 @@ class MetricsEndpoint final : public Route {
     };
     const auto body = cache_.get(*snap, {snap->pass, cfg.get()}, ae && accepts_gzip(ae),
                                  {[&](std::string& out) { render_identity(context(ProcessStats{}), out); },
-                                  [&](std::string& out) { render_values(context(read_process_stats()), out); }});
+                                  [&](std::string& out) { render_values(context(read_process_stats(fds_)), out); }});
     respond(c, 200, kTextFormat, *body.bytes, body.gzip ? "gzip" : "");
     cache_.drop_before(b_.snapshot()->pass);  // superseded while we sent it: free it now
     release_freed_memory();
@@ -77,6 +77,7 @@ class MetricsEndpoint final : public Route {
  private:
   WebBackend& b_;
   ScrapeCache cache_;
+  FdCounter fds_;
 };
 
 // GET /-/healthy (passes keep completing) and GET /-/ready (the first pass

@@ -328,7 +328,7 @@ const MetricDef kTable[] = {
    "Start time of the process since unix epoch in seconds.", nullptr,
    [](const Ctx& x, Sink& s) { if (x.process.start_time_seconds) s.add(*x.process.start_time_seconds); }},
   {"process_open_fds", Profile::lean, MetricType::Gauge, "",
-   "Number of open file descriptors.", nullptr,
+   "Number of open file descriptors (on kernels before 6.2, which cannot give the count in one stat, listed at most every 30 s).", nullptr,
    [](const Ctx& x, Sink& s) { if (x.process.open_fds) s.add(*x.process.open_fds); }},
   {"process_max_fds", Profile::lean, MetricType::Gauge, "",
    "Maximum number of open file descriptors.", nullptr,

@@ -1,6 +1,5 @@
 #include "exporter/process_stats.h"
 
-#include <dirent.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -22,7 +21,7 @@ const double g_start_unix =
 
 }  // namespace
 
-ProcessStats read_process_stats() noexcept {
+ProcessStats read_process_stats(FdCounter& fds) noexcept {
   ProcessStats s;
   s.start_time_seconds = g_start_unix;
   try {
@@ -43,13 +42,7 @@ ProcessStats read_process_stats() noexcept {
         if (!f[21].empty()) s.resident_bytes = std::stod(f[21]) * page;
       }
     }
-    if (DIR* d = opendir("/proc/self/fd")) {
-      double n = 0;
-      while (dirent* e = readdir(d))
-        if (e->d_name[0] != '.') ++n;
-      closedir(d);
-      s.open_fds = n - 1;  // not counting the fd of this listing
-    }
+    s.open_fds = fds.count();
     rlimit lim{};
     if (getrlimit(RLIMIT_NOFILE, &lim) == 0) s.max_fds = static_cast<double>(lim.rlim_cur);
   } catch (...) {

@@ -1,9 +1,11 @@
 // The standard process_* metrics, read from /proc/self at scrape time (cheap
-// procfs reads; never cgroupfs).
+// procfs reads; never cgroupfs; the descriptor count as fd_count.h says).
 #pragma once
 
 #include <cstdint>
 #include <optional>
+
+#include "exporter/fd_count.h"
 
 namespace memcg::exporter {
 
@@ -16,6 +18,6 @@ struct ProcessStats {
   std::optional<double> max_fds;
 };
 
-ProcessStats read_process_stats() noexcept;
+ProcessStats read_process_stats(FdCounter& fds) noexcept;
 
 }  // namespace memcg::exporter
