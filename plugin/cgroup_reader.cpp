@@ -36,15 +36,24 @@ CgroupReader::FileRead CgroupReader::read(const CgroupEntry& e, FileKind kind, s
   return {Status::failed, {}};
 }
 
-CgroupReader::Probe CgroupReader::probe(const CgroupEntry& e, TimePoint now, bool host_swap, bool events_flagged,
+CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, TimePoint now, bool host_swap, bool events_flagged,
                                         PassReport& report) {
   Probe out;
-  ProbeValues& p = out.values;
+  // Updated in place: a quiet cgroup's events and PSI totals stay where they
+  // are instead of being copied into a new ProbeValues every pass.
+  ProbeValues& p = e.probe;
+  const bool first = !e.has_probe;
+  // The previous probe's values as plain numbers (gcc 12 misreads copies of
+  // optionals here as possibly uninitialised).
+  const bool had_current = !first && p.current.has_value(), had_swap = !first && p.swap.has_value();
+  const uint64_t prev_current = had_current ? *p.current : 0, prev_swap = had_swap ? *p.swap : 0;
+  const TimePoint prev_at = p.at;
   p.at = now;
-  const ProbeValues* prev = e.has_probe ? &e.probe : nullptr;
+  p.current_rate.reset();
 
   // A single value; false when the cgroup is gone.
   auto single = [&](FileKind kind, std::optional<uint64_t>& value) {
+    value.reset();
     const FileRead r = read(e, kind, report);
     if (r.status == Status::gone) return false;
     if (r.status != Status::ok) return true;
@@ -56,60 +65,58 @@ CgroupReader::Probe CgroupReader::probe(const CgroupEntry& e, TimePoint now, boo
   // Without swap space on the host a cgroup's swap usage can only fall (swapoff
   // pulls pages back in) and stays 0 once it got there, so that read is skipped:
   // on a swapless host (most Kubernetes nodes) an idle probe is one pread.
-  const bool swap_known_zero = !host_swap && prev && prev->swap == uint64_t{0};
-  if (swap_known_zero) p.swap = uint64_t{0};
+  const bool swap_known_zero = !host_swap && had_swap && prev_swap == 0;
   if (!single(FileKind::current, p.current) || (!swap_known_zero && !single(FileKind::swap_current, p.swap))) {
     out.gone = true;
     return out;
   }
   // memory.events: every pass, or, when polled, only after the kernel flagged a change.
-  if (!prev || !e.events_polled || events_flagged) {
+  bool events_changed = false;
+  if (first || !e.events_polled || events_flagged) {
     const FileRead r = read(e, FileKind::events, report);
     if (r.status == Status::gone) {
       out.gone = true;
       return out;
     }
-    if (r.status == Status::ok) {
+    std::array<uint64_t, parse::ev_count> events{};
+    const bool had_events = p.has_events;
+    p.has_events = r.status == Status::ok;
+    if (p.has_events) {
       auto pr = parse::parse_flat_keyed(r.text, parse::event_key_table(), events_layout_, events_scratch_.out());
       parse_error(FileKind::events, pr.malformed);
-      p.has_events = true;
-      for (size_t k = 0; k < parse::ev_count; ++k) p.events[k] = events_scratch_.get(k).value_or(0);
+      for (size_t k = 0; k < parse::ev_count; ++k) events[k] = events_scratch_.get(k).value_or(0);
     }
-  } else {
-    p.has_events = prev->has_events;
-    p.events = prev->events;
+    if (!first && had_events && p.has_events)
+      for (auto k : kNotableEvents) out.events_moved = out.events_moved || events[k] != p.events[k];
+    events_changed = events != p.events;
+    p.events = events;
   }
   // memory.pressure: when the cgroup moved (current, swap or events changed);
-  // otherwise the totals are kept and refreshed with the next memory.stat read,
-  // so they are never older than max_age.
-  const bool moved = !prev || p.current != prev->current || p.swap != prev->swap || p.events != prev->events;
+  // otherwise the totals are kept and refreshed with a later memory.stat read,
+  // so they are never older than limits_max_age.
+  const auto same = [](const std::optional<uint64_t>& now_v, bool had, uint64_t prev_v) {
+    return now_v.has_value() == had && (!had || *now_v == prev_v);
+  };
+  const bool moved = first || !same(p.current, had_current, prev_current) || !same(p.swap, had_swap, prev_swap) ||
+                     events_changed;
   if (moved) {
     const FileRead r = read(e, FileKind::pressure, report);
     if (r.status == Status::gone) {
       out.gone = true;
       return out;
     }
-    if (r.status == Status::ok) {
-      p.has_psi = true;
-      p.psi_at = now;
-      parse_error(FileKind::pressure, parse::parse_psi(r.text, p.psi));
-    }
-  } else {
-    p.has_psi = prev->has_psi;
-    p.psi = prev->psi;
-    p.psi_at = prev->psi_at;
+    p.has_psi = r.status == Status::ok;
+    p.psi = parse::Psi{};
+    p.psi_at = p.has_psi ? now : TimePoint{};
+    if (p.has_psi) parse_error(FileKind::pressure, parse::parse_psi(r.text, p.psi));
   }
   out.moved = moved;
 
-  if (prev) {
-    if (prev->current && p.current) {
-      out.delta.valid = true;
-      out.delta.current = signed_diff(*p.current, *prev->current);
-      if (prev->swap && p.swap) out.delta.swap = signed_diff(*p.swap, *prev->swap);
-      if (now > prev->at) p.current_rate = cache::gauge_rate(*prev->current, *p.current, now - prev->at);
-    }
-    if (prev->has_events && p.has_events)
-      for (auto k : kNotableEvents) out.events_moved = out.events_moved || p.events[k] != prev->events[k];
+  if (had_current && p.current) {
+    out.delta.valid = true;
+    out.delta.current = signed_diff(*p.current, prev_current);
+    if (had_swap && p.swap) out.delta.swap = signed_diff(*p.swap, prev_swap);
+    if (now > prev_at) p.current_rate = cache::gauge_rate(prev_current, *p.current, now - prev_at);
   }
   return out;
 }

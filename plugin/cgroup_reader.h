@@ -1,6 +1,6 @@
-// Reading one cgroup: the probe (the cheap files, every pass) and the
-// memory.stat read (with the files that share its freshness). Both return
-// what they read; the collector decides what to keep. Owns the buffers,
+// Reading one cgroup: the probe (the cheap files, every pass, written into
+// the entry's probe values) and the memory.stat read (with the files that
+// share its freshness, returned as a record the collector decides to keep). Owns the buffers,
 // parser layouts and scratch that make the steady state allocation-free, and
 // the one helper that reads any file of the table (cgroup_files.h): the
 // bytes, or "absent here", or "the cgroup is gone" (ENOENT/ENODEV), or an
@@ -30,15 +30,16 @@ class CgroupReader {
       : root_(root), clock_(clock), io_(io), counters_(counters) {}
 
   struct Probe {
-    ProbeValues values;
     cache::ProbeDelta delta;    // change since the previous probe
     bool events_moved = false;  // a notable memory.events counter moved
     bool moved = false;         // memory.current, swap.current or memory.events changed (or the first probe)
-    bool gone = false;          // the cgroup went away: nothing else is valid
+    bool gone = false;          // the cgroup went away: nothing else is valid (e.probe neither)
   };
+  // Reads the cheap files into e.probe, in place (a quiet cgroup's events
+  // and PSI totals are not copied every pass); the caller sets has_probe.
   // `host_swap`: the host has swap space (else a swap of 0 stays 0 and is not
   // re-read); `events_flagged`: the kernel flagged memory.events (when polled).
-  Probe probe(const CgroupEntry& e, TimePoint now, bool host_swap, bool events_flagged, PassReport& report);
+  Probe probe(CgroupEntry& e, TimePoint now, bool host_swap, bool events_flagged, PassReport& report);
 
   // memory.stat of up to kStatBatch cgroups, read back to back and timed by
   // the clock readings between them: n + 1 reads of the thread's CPU clock

@@ -202,7 +202,6 @@ PassReport Collector::run_pass() {
       e.gone = true;
       continue;
     }
-    e.probe = p.values;
     e.has_probe = true;
     if (p.moved) e.moved_since_peak = true;
   }
