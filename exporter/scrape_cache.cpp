@@ -44,17 +44,22 @@ ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, con
     head_ = std::move(h);
     head_source_.take(snap, key.config);
   }
-  std::string values;
+  std::string& values = values_;
+  values.clear();
   values.reserve(last_size_ + last_size_ / 8);  // one allocation, not a doubling series
   render.values(values);
   last_size_ = values.size();
   auto z = std::make_shared<std::string>();
-  if (!head_ || !gzip_join(*head_, values, *z)) {  // no memory: serve it plain
+  const bool zipped = head_ && gzip_join(*head_, values, *z);
+  std::shared_ptr<const std::string> text;
+  if (!zipped) {  // no memory: serve it plain
     auto t = std::make_shared<std::string>();
     render.identity(*t);
     t->append(values);
-    return {text_ = std::move(t), false};
+    text = std::move(t);
   }
+  if (values.capacity() > kKeptValuesBytes) values = std::string();
+  if (!zipped) return {text_ = std::move(text), false};
   ++counts_.compressions;
   return {gzip_ = std::move(z), true};
 }
