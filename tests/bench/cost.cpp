@@ -91,6 +91,7 @@ struct Reading {
   std::map<std::string, double> phase;  // memcg_exporter_cpu_seconds_total
   double cgroups = 0;
   double reads = 0;  // memcg_exporter_stat_reads_total, every reason
+  std::map<std::string, double> reasons;  // ... by reason
   bool ok = false;
 };
 
@@ -106,8 +107,10 @@ Reading scrape(int port, pid_t pid) {
       r.phase[body.substr(pos + key.size(), q - pos - key.size())] = std::atof(body.c_str() + body.find(' ', q) + 1);
     } else if (body.compare(pos, 23, "memcg_exporter_cgroups ") == 0) {
       r.cgroups = std::atof(body.c_str() + pos + 23);
-    } else if (body.compare(pos, 39, "memcg_exporter_stat_reads_total{reason=") == 0) {
-      r.reads += std::atof(body.c_str() + body.find(' ', pos) + 1);
+    } else if (body.compare(pos, 40, "memcg_exporter_stat_reads_total{reason=\"") == 0) {
+      const double v = std::atof(body.c_str() + body.find(' ', pos) + 1);
+      r.reads += v;
+      r.reasons[body.substr(pos + 40, body.find('"', pos + 40) - pos - 40)] = v;
     }
   }
   r.ok = !r.phase.empty();
@@ -255,6 +258,21 @@ int main(int argc, char** argv) {
     if (paced_trio_us > 0)
       std::printf("; with memory.pressure and memory.peak %.1f us: %.2fx", paced_trio_us, per_read / paced_trio_us);
     std::printf("\n");
+    std::printf("COST reads by reason:");
+    for (const auto& [reason, v] : last.reasons)
+      if (v > first.reasons[reason]) std::printf(" %s %.1f/s", reason.c_str(), (v - first.reasons[reason]) / window);
+    std::printf("\n");
+    // The floor of the job as configured: every cgroup's memory.current once
+    // a second and, for each memory.stat read the policy made, a bare pread
+    // + parse of memory.stat. What the daemon costs above it is its own work
+    // (probing the other files, deciding, timing, rendering, compressing);
+    // what the floor costs above the bare loop is the freshness asked for.
+    if (bare_us > 0 && paced_stat_us > 0) {
+      const double floor_us = bare_us + reads / window * paced_stat_us / n;
+      std::printf("COST floor of this configuration (bare loop + its %.1f memory.stat reads per second, bare): %.2f us per "
+                  "cgroup per second = %.2fx the bare loop; the whole daemon is %.2fx that floor\n",
+                  reads / window, floor_us, floor_us / bare_us, per(whole) / floor_us);
+    }
   }
   return 0;
 }

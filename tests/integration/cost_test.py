@@ -33,5 +33,10 @@ def test_decomposition_adds_up():
         # The re-read floor ran paced like the daemon (max_age 1 s: reads every second).
         m = re.search(r"re-read: (\d+) memory.stat reads.*paced like the daemon ([0-9.]+) us: ([0-9.]+)x", out.stdout)
         assert m and int(m.group(1)) > 0 and float(m.group(2)) > 0, out.stdout
+        # Why the reads happened, and the floor of the job as configured.
+        assert re.search(r"^COST reads by reason:.* max_age [0-9.]+/s", out.stdout, re.M), out.stdout
+        f = re.search(r"floor of this configuration .*: ([0-9.]+) us per cgroup per second = ([0-9.]+)x the bare loop; "
+                      r"the whole daemon is ([0-9.]+)x that floor", out.stdout)
+        assert f and float(f.group(2)) >= 1.0 and float(f.group(3)) > 0, out.stdout
 
 run_tests(globals())
