@@ -599,7 +599,7 @@ SeriesBudget series_per_cgroup(const config::Settings& settings, Profile profile
     rec->since_prev = std::chrono::seconds(1);
     for (size_t k = 0; k < lim_count; ++k) rec->limits[k] = parse::SingleValue{most ? 1u : 0u, !most && k >= lim_high};
     rec->peak = 1;
-    CgroupView v{id, shared, {}, rec};
+    CgroupView v{id.get(), shared.get(), {}, rec};
     v.probe.current = v.probe.swap = 1;
     v.probe.current_rate = 0;
     v.probe.has_events = v.probe.has_psi = true;

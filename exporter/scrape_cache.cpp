@@ -3,18 +3,14 @@
 namespace memcg::exporter {
 
 bool ScrapeCache::HeadSource::same_as(const Snapshot& snap, const void* cfg) const {
-  if (cfg != config || snap.records != records || snap.cgroups.size() != cgroups.size()) return false;
-  for (size_t i = 0; i < cgroups.size(); ++i)
-    if (snap.cgroups[i].id != cgroups[i].first || snap.cgroups[i].settings != cgroups[i].second) return false;
-  return true;
+  // Without a roster (a snapshot built by hand) nothing says the set is the same.
+  return snap.roster && cfg == config && snap.records == records && snap.roster == roster;
 }
 
 void ScrapeCache::HeadSource::take(const Snapshot& snap, const void* cfg) {
   config = cfg;
   records = snap.records;
-  cgroups.clear();
-  cgroups.reserve(snap.cgroups.size());
-  for (const auto& c : snap.cgroups) cgroups.emplace_back(c.id, c.settings);
+  roster = snap.roster;
 }
 
 ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, const Render& render) {

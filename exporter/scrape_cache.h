@@ -8,8 +8,8 @@
 // Across snapshots, the gzip body's head — the memcg_cgroup_info family, a
 // quarter of the text — is compressed once and reused for as long as the
 // cgroups, their rules and the container records stay the same (compared by
-// the shared objects themselves, held here so their addresses cannot be
-// reused); only the values are rendered and compressed per scrape.
+// the shared roster and records themselves, held here so their addresses
+// cannot be reused); only the values are rendered and compressed per scrape.
 #pragma once
 
 #include <cstdint>
@@ -62,7 +62,7 @@ class ScrapeCache {
   // What the identity family was rendered from.
   struct HeadSource {
     const void* config = nullptr;
-    std::vector<std::pair<std::shared_ptr<const CgroupId>, std::shared_ptr<const config::Settings>>> cgroups;
+    std::shared_ptr<const Roster> roster;  // the cgroups and their rules, in order
     std::shared_ptr<const runtime::RecordMap> records;
     bool same_as(const Snapshot& snap, const void* config) const;
     void take(const Snapshot& snap, const void* config);

@@ -140,6 +140,11 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
   if (!found.root_ok) return;
   if (settled && found.same_as_last) return;
 
+  // What the roster was built from: bumped below only if this changes.
+  std::vector<std::pair<const CgroupId*, const config::Settings*>> before;
+  before.reserve(entries_.size());
+  for (const auto& e : entries_) before.emplace_back(e.id.get(), e.settings.get());
+
   std::unordered_map<std::string_view, size_t> old_index;
   old_index.reserve(entries_.size());
   for (size_t i = 0; i < entries_.size(); ++i)
@@ -243,6 +248,11 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
               [](const CgroupEntry& a, const CgroupEntry& b) { return cgroupfs::path_before(a.id->path, b.id->path); });
   entries_ = std::move(next);
   for (auto& e : entries_) e.settings = config.settings_for(e.id->path);
+  const bool same = before.size() == entries_.size() &&
+                    std::equal(before.begin(), before.end(), entries_.begin(), [](const auto& b, const CgroupEntry& e) {
+                      return b.first == e.id.get() && b.second == e.settings.get();
+                    });
+  if (!same) ++generation_;
   settings_from_ = config.resolved();
   last_walk_cgroups_ = found.cgroups.size();
   link_parents();
@@ -329,6 +339,7 @@ void CgroupTable::erase_gone(PassReport& report) {
   const size_t before = entries_.size();
   std::erase_if(entries_, [](const CgroupEntry& e) { return e.gone; });
   if (entries_.size() == before) return;
+  ++generation_;
   // Gone in the pass whose rescan trusted the count: the count may have
   // hidden a cgroup created as this one went (walk_skip.h).
   if (report.walk_skipped) walk_owed_ = true;

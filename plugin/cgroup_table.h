@@ -92,6 +92,8 @@ class CgroupTable {
   uint64_t open_fds() const noexcept { return open_fds_; }
   uint64_t fd_budget() const noexcept { return fd_budget_; }
   const LeftOut& left_out() const noexcept { return left_out_; }
+  // Changes whenever the set of entries, their order or their settings do.
+  uint64_t generation() const noexcept { return generation_; }
 
  private:
   void link_parents();
@@ -112,6 +114,7 @@ class CgroupTable {
   static size_t close_limits(CgroupEntry& e) noexcept;
 
   cgroupfs::Walker walker_;           // remembers listings: rescans list only changed directories
+  uint64_t generation_ = 0;
   std::vector<CgroupEntry> entries_;  // pre-order by path
   std::vector<int> parents_;
   bool root_ok_ = true;

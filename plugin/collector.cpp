@@ -295,10 +295,22 @@ void Collector::publish(TimePoint started) {
   snap->root_ok = table_.root_ok();
   snap->root = root_;
   const auto& entries = table_.entries();
+  if (!roster_ || roster_generation_ != table_.generation()) {
+    auto r = std::make_shared<Roster>();
+    r->ids.reserve(entries.size());
+    r->settings.reserve(entries.size());
+    for (const auto& e : entries) {
+      r->ids.push_back(e.id);
+      r->settings.push_back(e.settings);
+    }
+    roster_ = std::move(r);
+    roster_generation_ = table_.generation();
+  }
+  snap->roster = roster_;
   snap->cgroups.reserve(entries.size());
   for (const auto& e : entries) snap->events_polled += e.events_polled ? 1u : 0u;
   for (const auto& e : entries)
-    snap->cgroups.push_back(CgroupView{e.id, e.settings, e.probe, e.record, e.pending, e.reads, e.skips,
+    snap->cgroups.push_back(CgroupView{e.id.get(), e.settings.get(), e.probe, e.record, e.pending, e.reads, e.skips,
                                        e.read_wall, e.read_cpu, e.max_age_violations});
   snap->cgroups_limited = table_.limited();
   snap->cgroups_no_memory = table_.no_memory();

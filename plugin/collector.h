@@ -102,6 +102,8 @@ class Collector {
   std::vector<config::Glob> refresh_;  // guarded by refresh_mu_
 
   std::shared_ptr<const std::vector<std::shared_ptr<const config::Settings>>> rules_;  // config_.resolved()
+  std::shared_ptr<const Roster> roster_;  // the table's ids and settings as of roster_generation_
+  uint64_t roster_generation_ = 0;
   std::unique_ptr<runtime::RecordStore> records_;  // null when containers.records_dir is ""
   // By runtime::kEngines; null when that engine's socket is not configured.
   std::array<std::unique_ptr<runtime::EngineClient>, runtime::kEngineCount> engines_;

@@ -37,4 +37,15 @@ std::string_view Snapshot::identity(const CgroupId& id, std::string_view label) 
   return {};
 }
 
+CgroupView& Snapshot::add_cgroup(std::shared_ptr<const CgroupId> id, std::shared_ptr<const config::Settings> settings) {
+  auto r = std::make_shared<Roster>(roster ? *roster : Roster{});
+  CgroupView& v = cgroups.emplace_back();
+  v.id = id.get();
+  v.settings = settings.get();
+  r->ids.push_back(std::move(id));
+  r->settings.push_back(std::move(settings));
+  roster = std::move(r);
+  return v;
+}
+
 }  // namespace memcg

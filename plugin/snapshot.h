@@ -73,9 +73,19 @@ struct ProbeValues {
   std::optional<double> current_rate;  // bytes/s vs the previous probe
 };
 
+// Who the collected cgroups are and which rule each has, in table order:
+// rebuilt only when the set or a rule changes and shared by every snapshot
+// until then, so a pass publishes them with one reference instead of two
+// atomic reference counts per cgroup (and a scrape knows an unchanged set
+// by this pointer alone).
+struct Roster {
+  std::vector<std::shared_ptr<const CgroupId>> ids;
+  std::vector<std::shared_ptr<const config::Settings>> settings;
+};
+
 struct CgroupView {
-  std::shared_ptr<const CgroupId> id;
-  std::shared_ptr<const config::Settings> settings;
+  const CgroupId* id = nullptr;                 // owned by the snapshot's roster
+  const config::Settings* settings = nullptr;  // likewise
   ProbeValues probe;
   std::shared_ptr<const StatRecord> stat;  // null until a read succeeded
   uint64_t pending = 0;                    // probed change since stat->read_at
@@ -97,6 +107,12 @@ struct Snapshot {
   Duration pass_duration{0};
   std::string root;
   std::vector<CgroupView> cgroups;  // pre-order by path
+  std::shared_ptr<const Roster> roster;  // keeps every view's id and settings alive
+
+  // Appends a view of `id` under `settings` and a new roster that holds them
+  // (snapshots made by hand: tests, the series budget; the collector shares
+  // one roster between its snapshots instead).
+  CgroupView& add_cgroup(std::shared_ptr<const CgroupId> id, std::shared_ptr<const config::Settings> settings);
   WallTime taken_at_wall{};         // the end of the pass, on the wall clock
   WallTime last_rescan_wall{};      // the last rescan that could read the root
   bool root_ok = true;              // the root could be opened at the last rescan

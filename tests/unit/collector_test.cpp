@@ -565,6 +565,43 @@ TEST_F(CollectorTest, ReadCostsAccumulatePerCgroupAndInTheHistogram) {
   EXPECT_EQ(h.counts[2], h.count) << "3 µs lands in the (2.5 µs, 5 µs] bucket";
 }
 
+TEST_F(CollectorTest, SnapshotsShareOneRosterUntilTheSetOrARuleChanges) {
+  auto c = make();
+  pass(*c);
+  const auto first = c->latest()->roster;
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->ids.size(), c->latest()->cgroups.size());
+  for (size_t i = 0; i < first->ids.size(); ++i) {
+    EXPECT_EQ(c->latest()->cgroups[i].id, first->ids[i].get());
+    EXPECT_EQ(c->latest()->cgroups[i].settings, first->settings[i].get());
+  }
+  pass(*c);
+  c->set_config(cfg);  // a rescan that finds the same cgroups under the same rules
+  pass(*c);
+  EXPECT_EQ(c->latest()->roster, first) << "passes and an unchanged rescan publish the same roster";
+
+  tree.add("c", spec(1 << 20));
+  c->set_config(cfg);
+  pass(*c);
+  const auto added = c->latest()->roster;
+  EXPECT_NE(added, first);
+  EXPECT_EQ(added->ids.size(), first->ids.size() + 1);
+
+  auto with_rule = cfg;
+  with_rule.rules.push_back({*config::Glob::compile("c", nullptr), std::nullopt, 30s, {}, {}});
+  with_rule.resolve();
+  c->set_config(with_rule);
+  pass(*c);
+  EXPECT_NE(c->latest()->roster, added) << "a rule changed: new settings, new roster";
+  EXPECT_EQ(view(*c, "c").settings->max_age, Duration(30s));
+
+  tree.remove("c");
+  c->set_config(with_rule);  // a fixture's unlinked files still read: the rescan finds it gone
+  pass(*c);
+  EXPECT_FALSE(has(*c, "c"));
+  EXPECT_EQ(c->latest()->roster->ids.size(), c->latest()->cgroups.size());
+}
+
 TEST_F(CollectorTest, ReadsInABatchShareTheirClockReadings) {
   // CLOCK_THREAD_CPUTIME_ID is a system call: n memory.stat reads of a pass
   // take n + 1 CPU-clock readings per batch of kStatBatch, not 2n, and each

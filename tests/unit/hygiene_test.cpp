@@ -27,7 +27,7 @@ TEST(Hygiene, MetricsAndTheStatusPageReplaceControlCharacters) {
   Snapshot snap;
   auto settings = std::make_shared<config::Settings>();
   settings->name = "default";
-  snap.cgroups.push_back(CgroupView{std::make_shared<CgroupId>(CgroupId{"system.slice/" + kHostile, 5, 2, {}}), settings, {}, nullptr});
+  snap.add_cgroup(std::make_shared<CgroupId>(CgroupId{"system.slice/" + kHostile, 5, 2, {}}), settings);
   DaemonStatus status;
   ProcessStats proc;
   std::string text;

@@ -145,13 +145,13 @@ TEST(Metrics, GoldenExposition) {
 TEST(Metrics, NeverReadCgroupHasNoTimestampAndUnsetLimitsAreAbsent) {
   Snapshot snap;
   auto settings = std::make_shared<config::Settings>();
-  snap.cgroups.push_back(CgroupView{std::make_shared<CgroupId>(CgroupId{"x", 1, 1, {}}), settings, {}, nullptr});
+  snap.add_cgroup(std::make_shared<CgroupId>(CgroupId{"x", 1, 1, {}}), settings);
   auto rec = std::make_shared<StatRecord>();
   rec->read_at_wall = ManualClock::kWallStart;
   rec->limits[lim_max] = parse::SingleValue{0, true};
   rec->limits[lim_high] = parse::SingleValue{1 << 20, false};
   rec->limits[lim_low] = parse::SingleValue{0, false};
-  snap.cgroups.push_back(CgroupView{std::make_shared<CgroupId>(CgroupId{"y", 2, 1, {}}), settings, {}, rec});
+  snap.add_cgroup(std::make_shared<CgroupId>(CgroupId{"y", 2, 1, {}}), settings).stat = rec;
   DaemonStatus status;
   ProcessStats proc;
   const ScrapeContext ctx{snap, TimePoint{} + 1h, status, proc, "v", "r"};
@@ -176,11 +176,11 @@ TEST(Metrics, NeverReadCgroupHasNoTimestampAndUnsetLimitsAreAbsent) {
 TEST(Metrics, ReadsAppearPerReasonOnceTheyOccurredAndEventsKeepTheirZeros) {
   Snapshot snap;
   auto settings = std::make_shared<config::Settings>();
-  CgroupView v{std::make_shared<CgroupId>(CgroupId{"x", 7, 1, {}}), settings, {}, std::make_shared<StatRecord>()};
+  CgroupView& v = snap.add_cgroup(std::make_shared<CgroupId>(CgroupId{"x", 7, 1, {}}), settings);
+  v.stat = std::make_shared<StatRecord>();
   v.reads[static_cast<size_t>(cache::ReadReason::initial)] = 1;
   v.reads[static_cast<size_t>(cache::ReadReason::event)] = 2;
   v.probe.has_events = true;
-  snap.cgroups.push_back(v);
   DaemonStatus status;
   ProcessStats proc;
   std::string text;

@@ -39,7 +39,7 @@ Snapshot snapshot(size_t n, uint64_t pass) {
   snap.pass = pass;
   auto settings = std::make_shared<config::Settings>();
   for (size_t i = 0; i < n; ++i)
-    snap.cgroups.push_back(CgroupView{std::make_shared<CgroupId>(CgroupId{"c" + std::to_string(i), i + 2, 1, {}}), settings, {}, nullptr});
+    snap.add_cgroup(std::make_shared<CgroupId>(CgroupId{"c" + std::to_string(i), i + 2, 1, {}}), settings);
   return snap;
 }
 
@@ -105,12 +105,20 @@ TEST(ScrapeCache, TheIdentityHeadIsCompressedOnceWhileCgroupsRulesAndRecordsStay
   EXPECT_EQ(gunzip(*z2.bytes), want);
   n.identity = 0;
 
-  // A cgroup gone, a rule changed, a container record or a reload: rendered again.
+  // A cgroup gone, a rule changed, a container record or a reload: rendered
+  // again. The collector publishes a new roster for the first two.
   snap.cgroups.pop_back();
+  auto roster = std::make_shared<Roster>(*snap.roster);
+  roster->ids.pop_back();
+  roster->settings.pop_back();
+  snap.roster = roster;
   snap.pass = 3;
   (void)cache.get(snap, {3, nullptr}, true, n.render(snap));
   EXPECT_EQ(n.identity.load(), 1);
-  snap.cgroups[0].settings = std::make_shared<config::Settings>();
+  roster = std::make_shared<Roster>(*snap.roster);
+  roster->settings[0] = std::make_shared<config::Settings>();
+  snap.cgroups[0].settings = roster->settings[0].get();
+  snap.roster = roster;
   snap.pass = 4;
   (void)cache.get(snap, {4, nullptr}, true, n.render(snap));
   EXPECT_EQ(n.identity.load(), 2);
