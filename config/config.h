@@ -93,6 +93,10 @@ struct ContainersConfig {
   // either socket is root-equivalent: see README.
   std::string docker_socket;
   std::string podman_socket;
+  // Rootless podman: each user's own API socket, "%U" standing for the uid
+  // of the user@UID.service a container's cgroup sits under; "" = off. Those
+  // containers are asked of their user's socket only, never of podman_socket.
+  std::string podman_user_socket;
   Duration engine_timeout = std::chrono::seconds(2);  // per lookup
 
   // The socket of engine k in runtime::kEngines order (docker, podman).

@@ -35,7 +35,7 @@ class Loader {
     if (auto* t = table_at(root, "collector", "collector")) load_collector(*t, c.collector);
     if (auto* t = table_at(root, "web", "web")) load_web(*t, c.web);
     if (auto* t = table_at(root, "containers", "containers")) {
-      check_keys(*t, "containers", {"records_dir", "docker_socket", "podman_socket", "engine_timeout"});
+      check_keys(*t, "containers", {"records_dir", "docker_socket", "podman_socket", "podman_user_socket", "engine_timeout"});
       if (auto* n = t->get("records_dir")) {
         auto v = n->as_string();
         if (!v || (!v->get().empty() && v->get()[0] != '/'))
@@ -44,6 +44,11 @@ class Loader {
       }
       if (auto* n = t->get("docker_socket")) c.containers.docker_socket = socket_path(*n, "containers.docker_socket");
       if (auto* n = t->get("podman_socket")) c.containers.podman_socket = socket_path(*n, "containers.podman_socket");
+      if (auto* n = t->get("podman_user_socket")) {
+        c.containers.podman_user_socket = socket_path(*n, "containers.podman_user_socket", 10 - 2);  // %U: up to 10 digits
+        if (!c.containers.podman_user_socket.empty() && c.containers.podman_user_socket.find("%U") == std::string::npos)
+          fail(*n, "containers.podman_user_socket", "must contain %U, the user's uid (e.g. \"/run/podman-api/users/%U/podman.sock\")");
+      }
       if (auto* n = t->get("engine_timeout")) {
         c.containers.engine_timeout = duration(*n, "containers.engine_timeout");
         if (c.containers.engine_timeout > std::chrono::seconds(30))
@@ -217,10 +222,11 @@ class Loader {
   }
 
   // A Unix socket path: absolute and short enough for sockaddr_un, or "" (off).
-  std::string socket_path(const toml::node& n, const std::string& key) const {
+  // `grows`: how much longer the path may become once specifiers are filled in.
+  std::string socket_path(const toml::node& n, const std::string& key, size_t grows = 0) const {
     auto s = n.as_string();
     if (!s || (!s->get().empty() && s->get()[0] != '/')) fail(n, key, "must be an absolute path, or \"\" to disable");
-    if (s->get().size() > 107) fail(n, key, "longer than a Unix socket path can be (107 bytes)");
+    if (s->get().size() + grows > 107) fail(n, key, "longer than a Unix socket path can be (107 bytes)");
     return s->get();
   }
 
@@ -363,6 +369,7 @@ std::string describe(const Config& c) {
   o << "containers: records_dir=" << (c.containers.records_dir.empty() ? "(off)" : c.containers.records_dir);
   o << " docker_socket=" << (c.containers.docker_socket.empty() ? "(off)" : c.containers.docker_socket);
   o << " podman_socket=" << (c.containers.podman_socket.empty() ? "(off)" : c.containers.podman_socket);
+  o << " podman_user_socket=" << (c.containers.podman_user_socket.empty() ? "(off)" : c.containers.podman_user_socket);
   o << "\n";
   o << "metrics: profile=" << profile_name(c.metrics.profile) << " identity_labels=";
   for (size_t i = 0; i < c.metrics.identity_labels.size(); ++i) o << (i ? "," : "") << c.metrics.identity_labels[i];

@@ -231,7 +231,7 @@ const MetricDef kTable[] = {
      s.add(d(x.snap.left_out.fds_exhausted), {{"reason", "fds_exhausted"}});
    }},
   {"memcg_exporter_engine_lookups_total", Profile::lean, MetricType::Counter, "engine,result",
-   "Container inspections asked of the Engine API (containers.docker_socket, containers.podman_socket), one per new container: result ok (named), not_found (the engine does not know the id, e.g. gone already) or error (no answer within containers.engine_timeout, refused, not an inspect reply: the log says which). Absent for an engine that is off.", nullptr,
+   "Container inspections asked of the Engine API (containers.docker_socket, containers.podman_socket; podman counts the podman_user_socket ones too), one per new container: result ok (named), not_found (the engine does not know the id, e.g. gone already) or error (no answer within containers.engine_timeout, refused, not an inspect reply: the log says which). Absent for an engine that is off.", nullptr,
    [](const Ctx& x, Sink& s) {
      for (size_t k = 0; k < runtime::kEngineCount; ++k) {
        if (!x.snap.engines[k]) continue;

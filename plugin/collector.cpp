@@ -1,10 +1,13 @@
 #include "plugin/collector.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <map>
 #include <unordered_set>
 
 #include "plugin/cache/budget.h"
 #include "plugin/runtime/merge_records.h"
+#include "plugin/runtime/user_socket.h"
 
 namespace memcg {
 
@@ -24,6 +27,9 @@ void Collector::set_config(config::Config config) {
     if (config.containers.engine_socket(k) != config_.containers.engine_socket(k) ||
         config.containers.engine_timeout != config_.containers.engine_timeout)
       engines_[k].reset();
+  if (config.containers.podman_user_socket != config_.containers.podman_user_socket ||
+      config.containers.engine_timeout != config_.containers.engine_timeout)
+    user_engines_.clear();
   config_ = std::move(config);
   rules_.reset();
   need_rescan_ = true;
@@ -37,44 +43,89 @@ void Collector::refresh_records(bool rescanned, TimePoint now, PassReport& repor
     records_->refresh(rescanned, errors);
     for (auto& e : errors) report.add_error(std::move(e));
   }
+  const auto engine_options = [&](std::string socket) {
+    return runtime::EngineClient::Options{.sockets = {std::move(socket)}, .timeout = cc.engine_timeout};
+  };
   bool any_engine = false;
   for (size_t k = 0; k < runtime::kEngineCount; ++k) {
     if (cc.engine_socket(k).empty()) continue;
     if (!engines_[k]) {
-      engines_[k] = std::make_unique<runtime::EngineClient>(
-          runtime::EngineClient::Options{.sockets = {cc.engine_socket(k)}, .timeout = cc.engine_timeout});
+      engines_[k] = std::make_unique<runtime::EngineClient>(engine_options(cc.engine_socket(k)));
       rescanned = true;  // hand it the live ids now, not at the next rescan
     }
-    for (auto& e : engines_[k]->take_errors()) report.add_error(std::move(e));  // once per failing spell
     any_engine = true;
   }
+  const bool per_user = !cc.podman_user_socket.empty();
+  if (per_user && !user_engines_started_) rescanned = true;
+  user_engines_started_ = per_user;
+  if (!per_user) user_engines_.clear();
 
   if (rescanned) {
     // A record is created at createRuntime, before its cgroup may be seen; only
     // records missing for two rescans (at least 30 s) are dropped.
     std::unordered_set<std::string> live;
     std::array<std::unordered_set<std::string>, runtime::kEngineCount> engine_ids;
+    std::map<uint32_t, std::unordered_set<std::string>> user_ids;
+    const size_t kPodman = runtime::engine_of("podman");
     for (const auto& e : table_.entries()) {
       const auto& ident = e.id->identity;
       if (ident.container_id.empty()) continue;
       live.insert(ident.container_id);
-      if (const size_t k = runtime::engine_of(ident.runtime); k < runtime::kEngineCount && engines_[k])
-        engine_ids[k].insert(ident.container_id);
+      const size_t k = runtime::engine_of(ident.runtime);
+      if (k == kPodman && per_user)
+        if (const auto uid = runtime::user_instance_uid(e.id->path)) {
+          user_ids[*uid].insert(ident.container_id);  // rootless: its user's engine, not root's
+          continue;
+        }
+      if (k < runtime::kEngineCount && engines_[k]) engine_ids[k].insert(ident.container_id);
     }
     if (records_) records_->expire(live, now, std::max<Duration>(2 * config_.collector.rescan_interval, std::chrono::seconds(30)));
     for (size_t k = 0; k < runtime::kEngineCount; ++k)
       if (engines_[k]) engines_[k]->want(engine_ids[k], now);
+    // A client per user with containers now (its thread idles between
+    // lookups), at most kMaxUserEngines; a user whose containers are all
+    // gone has its client and answers dropped.
+    std::erase_if(user_engines_, [&](const auto& u) { return !user_ids.count(u.first); });
+    bool refused = false;
+    for (const auto& [uid, ids] : user_ids) {
+      auto it = user_engines_.find(uid);
+      if (it == user_engines_.end()) {
+        if (user_engines_.size() >= kMaxUserEngines) {
+          // Said once while it lasts: those containers keep their path's labels.
+          if (!user_engines_refused_)
+            report.add_error({"ask the podman engine of user", std::to_string(uid) + " (more than " +
+                                  std::to_string(kMaxUserEngines) + " users with containers)", EUSERS});
+          refused = true;
+          continue;
+        }
+        it = user_engines_
+                 .emplace(uid, std::make_unique<runtime::EngineClient>(
+                                   engine_options(runtime::user_socket(cc.podman_user_socket, uid))))
+                 .first;
+      }
+      it->second->want(ids, now);
+    }
+    user_engines_refused_ = refused;
   }
+  for (auto& engine : engines_)
+    if (engine)
+      for (auto& e : engine->take_errors()) report.add_error(std::move(e));  // once per failing spell
+  for (auto& [uid, engine] : user_engines_)
+    for (auto& e : engine->take_errors()) report.add_error(std::move(e));
+  any_engine = any_engine || !user_engines_.empty();
 
   // The records the outputs see: the hook's alone, or merged with the engines'.
   auto hooks = records_ ? records_->records() : nullptr;
   if (!any_engine) {
     merged_ = std::move(hooks);
+    merged_user_gen_.clear();
     return;
   }
   std::array<uint64_t, runtime::kEngineCount> gen{};
   for (size_t k = 0; k < runtime::kEngineCount; ++k) gen[k] = engines_[k] ? engines_[k]->generation() : 0;
-  if (!rescanned && merged_ && hooks == merged_hooks_ && gen == merged_engine_gen_) return;
+  std::vector<std::pair<uint32_t, uint64_t>> user_gen;
+  for (const auto& [uid, engine] : user_engines_) user_gen.emplace_back(uid, engine->generation());
+  if (!rescanned && merged_ && hooks == merged_hooks_ && gen == merged_engine_gen_ && user_gen == merged_user_gen_) return;
   // Engine containers' ids -> their shallowest cgroup (a look-alike may sit
   // in another subtree that sorts first, so by depth, not by table order).
   std::unordered_map<std::string, const CgroupId*> shallowest;
@@ -88,9 +139,12 @@ void Collector::refresh_records(bool rescanned, TimePoint now, PassReport& repor
   runtime::RecordMap merged = hooks ? *hooks : runtime::RecordMap{};
   for (const auto& engine : engines_)
     if (engine) merged = runtime::merge_records(std::move(merged), *engine->records(), outermost);
+  for (const auto& [uid, engine] : user_engines_)
+    merged = runtime::merge_records(std::move(merged), *engine->records(), outermost);
   merged_ = std::make_shared<const runtime::RecordMap>(std::move(merged));
   merged_hooks_ = std::move(hooks);
   merged_engine_gen_ = gen;
+  merged_user_gen_ = std::move(user_gen);
 }
 
 bool Collector::request_refresh(config::Glob glob) {
@@ -338,6 +392,14 @@ void Collector::publish(TimePoint started) {
   snap->records = merged_;
   for (size_t k = 0; k < runtime::kEngineCount; ++k)
     if (engines_[k]) snap->engines[k] = engines_[k]->stats();
+  // Users' podman engines count with podman's (one series per engine, not per user).
+  for (const auto& [uid, engine] : user_engines_) {
+    auto& podman = snap->engines[runtime::engine_of("podman")];
+    if (!podman) podman = runtime::EngineStats{};
+    const runtime::EngineStats s = engine->stats();
+    for (size_t r = 0; r < runtime::kLookupResultCount; ++r) podman->lookups[r] += s.lookups[r];
+    podman->cached += s.cached;
+  }
   std::shared_ptr<const Snapshot> next = std::move(snap);
   {
     std::lock_guard lock(latest_mu_);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -60,6 +61,9 @@ class Collector {
   // the next pass's matching work.
   bool request_refresh(config::Glob glob);
   static constexpr size_t kMaxPendingRefresh = 32;
+  // Users whose rootless podman engines are asked at once; containers of
+  // further users keep the labels their paths give (an error says so once).
+  static constexpr size_t kMaxUserEngines = 16;
 
  private:
   // memory.stat of the cgroups in batch_, fetched together (fewer CPU-clock
@@ -112,6 +116,12 @@ class Collector {
   std::shared_ptr<const runtime::RecordMap> merged_;
   std::shared_ptr<const runtime::RecordMap> merged_hooks_;  // the inputs merged_ was built from
   std::array<uint64_t, runtime::kEngineCount> merged_engine_gen_{};
+  // Rootless podman: one client per user with containers, by uid, asking
+  // containers.podman_user_socket with the uid filled in.
+  std::map<uint32_t, std::unique_ptr<runtime::EngineClient>> user_engines_;
+  bool user_engines_started_ = false;
+  bool user_engines_refused_ = false;  // a user over kMaxUserEngines was reported
+  std::vector<std::pair<uint32_t, uint64_t>> merged_user_gen_;  // their generations merged_ was built from
 
   // A mutex held only to copy or swap the pointer (tens of nanoseconds), not
   // std::atomic<shared_ptr>: libstdc++ 12 implements that with a lock bit

@@ -120,6 +120,19 @@ max_age = "1m"
   EXPECT_EQ(other->max_age, Duration(20s));
 }
 
+TEST(Config, PodmanUserSocketNeedsTheUidAndRoomForIt) {
+  EXPECT_EQ(load("[containers]\npodman_user_socket = \"/run/podman-api/users/%U/podman.sock\"\n").containers.podman_user_socket,
+            "/run/podman-api/users/%U/podman.sock");
+  EXPECT_EQ(load("").containers.podman_user_socket, "") << "off by default";
+  expect_error("[containers]\npodman_user_socket = \"/run/user/podman.sock\"\n", 2, 22, "containers.podman_user_socket",
+               "must contain %U");
+  expect_error("[containers]\npodman_user_socket = \"run/%U.sock\"\n", 2, 22, "containers.podman_user_socket", "absolute");
+  // 101 bytes with %U become up to 109 with a ten-digit uid: too many for sun_path.
+  const std::string long_path = "/" + std::string(95, 'p') + "%U.sk";
+  expect_error("[containers]\npodman_user_socket = \"" + long_path + "\"\n", 2, 22, "containers.podman_user_socket",
+               "longer than a Unix socket path");
+}
+
 TEST(Config, ErrorsCarryExactPositions) {
   expect_error("[collector]\nprobe_intervall = \"1s\"\n", 2, 1, "collector.probe_intervall", "unknown key");
   expect_error("[collector]\nprobe_interval = 5\n", 2, 18, "collector.probe_interval", "duration");

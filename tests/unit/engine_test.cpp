@@ -16,6 +16,11 @@
 #include "plugin/runtime/engine_api.h"
 #include "plugin/runtime/engine_client.h"
 #include "plugin/runtime/merge_records.h"
+#include "plugin/runtime/user_socket.h"
+#include "plugin/collector.h"
+#include "tests/fixtures/tree.h"
+#include <map>
+#include <mutex>
 
 namespace memcg::runtime {
 namespace {
@@ -346,6 +351,109 @@ TEST(EngineClient, CacheAndQueueStayWithinTheirBounds) {
   }
   ASSERT_TRUE(eventually([&] { return client.records()->size() == 40; }));
   EXPECT_LE(engine.requests(), 40);
+}
+
+
+TEST(UserEngine, TheUidIsTheInnermostUserInstanceInThePath) {
+  EXPECT_EQ(user_instance_uid("user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" + kId + ".scope"), 1000u);
+  EXPECT_EQ(user_instance_uid("user.slice/user-0.slice/user@0.service/app.slice/x.service"), 0u);
+  EXPECT_EQ(user_instance_uid("a/user@1.service/b/user@4294967295.service/c"), 4294967295u);
+  EXPECT_EQ(user_instance_uid("machine.slice/libpod-" + kId + ".scope"), std::nullopt);
+  EXPECT_EQ(user_instance_uid("user.slice/user-1000.slice/session-3.scope"), std::nullopt);
+  EXPECT_EQ(user_instance_uid("user@.service/user@x1.service/user@4294967296.service/user@-1.service"), std::nullopt);
+  EXPECT_EQ(user_instance_uid("user@1000.serviceX/x"), std::nullopt);
+  EXPECT_EQ(user_instance_uid("/"), std::nullopt);
+}
+
+TEST(UserEngine, TheSocketPatternTakesTheUid) {
+  EXPECT_EQ(user_socket("/run/podman-api/users/%U/podman.sock", 1000), "/run/podman-api/users/1000/podman.sock");
+  EXPECT_EQ(user_socket("/run/%U-%U.sock", 7), "/run/7-7.sock");
+  EXPECT_EQ(user_socket("/run/100%%/%U%x", 0), "/run/100%/0%x");
+  EXPECT_EQ(user_socket("/run/trailing%", 1), "/run/trailing%");
+}
+
+// The collector over a tree with a rootful podman container and rootless ones
+// of two users: each container is asked of its own engine only, and the
+// users' lookups count with podman's.
+TEST(UserEngine, RootlessContainersAreAskedOfTheirUsersEngineOnly) {
+  const std::string kThird = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+  std::mutex mu;
+  std::map<std::string, std::vector<std::string>> asked;  // socket -> ids
+  auto engine = [&](const std::string& socket, const std::string& knows, const std::string& name) {
+    return [&, socket, knows, name](const std::string& req) {
+      const std::string id = asked_id(req);
+      {
+        std::lock_guard lock(mu);
+        asked[socket].push_back(id);
+      }
+      return id == knows ? reply(200, inspect_json(id, name, "localhost/img:" + name)) : reply(404, "{}");
+    };
+  };
+  const std::string root_sock = temp_socket("podman-root");
+  const std::string pattern = temp_socket("podman-user-%U");
+  const std::string u1000 = user_socket(pattern, 1000), u1001 = user_socket(pattern, 1001);
+  FakeEngine rootful(root_sock, engine(root_sock, kId, "rootful"));
+  FakeEngine user1000(u1000, engine(u1000, kOther, "alice"));
+  FakeEngine user1001(u1001, engine(u1001, kThird, "bob"));
+
+  fixtures::Tree tree;
+  fixtures::CgroupSpec spec;
+  spec.current = 1 << 20;
+  tree.add("machine.slice", spec);
+  tree.add("machine.slice/libpod-" + kId + ".scope", spec);
+  for (const auto& [uid, id] : {std::pair{1000, kOther}, std::pair{1001, kThird}}) {
+    const std::string user = "user.slice/user-" + std::to_string(uid) + ".slice/user@" + std::to_string(uid) + ".service";
+    tree.add("user.slice", spec);
+    tree.add("user.slice/user-" + std::to_string(uid) + ".slice", spec);
+    tree.add(user, spec);
+    tree.add(user + "/user.slice", spec);
+    tree.add(user + "/user.slice/libpod-" + id + ".scope", spec);
+  }
+  auto cfg = config::Config::builtin({4096, 1});
+  cfg.containers.records_dir = "";
+  cfg.containers.podman_socket = root_sock;
+  cfg.containers.podman_user_socket = pattern;
+  cfg.resolve();
+  Collector c(tree.root(), cfg);
+  auto name_of = [&](const std::string& id) {
+    const auto snap = c.latest();
+    for (const auto& v : snap->cgroups)
+      if (v.id->identity.container_id == id) return std::string(snap->identity(*v.id, "container_name"));
+    return std::string("(no cgroup)");
+  };
+  ASSERT_TRUE(eventually([&] {
+    c.run_pass();
+    return name_of(kId) == "rootful" && name_of(kOther) == "alice" && name_of(kThird) == "bob";
+  })) << name_of(kId) << " " << name_of(kOther) << " " << name_of(kThird);
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(asked[root_sock], std::vector<std::string>{kId}) << "root's engine never hears of users' containers";
+    EXPECT_EQ(asked[u1000], std::vector<std::string>{kOther});
+    EXPECT_EQ(asked[u1001], std::vector<std::string>{kThird});
+  }
+  const auto& podman = c.latest()->engines[engine_of("podman")];
+  ASSERT_TRUE(podman);
+  EXPECT_EQ(podman->lookups[static_cast<size_t>(LookupResult::ok)], 3u) << "the users' lookups count with podman's";
+  EXPECT_EQ(podman->cached, 3u);
+
+  // A user whose engine is not listening: reported once, its container keeps its path's labels.
+  tree.remove("user.slice/user-1001.slice/user@1001.service/user.slice/libpod-" + kThird + ".scope");
+  const std::string kFourth = "aa" + kThird.substr(2);
+  tree.add("user.slice/user-1001.slice/user@1001.service/user.slice/libpod-" + kFourth + ".scope", spec);
+  auto cfg2 = cfg;
+  cfg2.containers.podman_user_socket = temp_socket("nobody-%U");
+  c.set_config(cfg2);
+  size_t errors = 0;
+  for (int i = 0; i < 3; ++i) errors += c.run_pass().errors.size();
+  ASSERT_TRUE(eventually([&] {
+    const auto r = c.run_pass();
+    errors += r.errors.size();
+    return errors > 0;
+  }));
+  c.set_config(cfg2);  // a removal and a creation in one directory: its listing is taken again at the next rescan
+  c.run_pass();
+  EXPECT_EQ(name_of(kFourth), "");
+  EXPECT_EQ(name_of(kId), "rootful") << "root's engine unaffected";
 }
 
 }  // namespace

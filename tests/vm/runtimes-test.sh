@@ -147,8 +147,10 @@ wait_for 60 systemctl is-active --quiet "$unit" || { echo "RESULT FAIL exporter 
 # group (README: Names from the Engine API, and what that access means).
 cp "$cfg" /root/config.orig
 sed -i -e 's|^docker_socket = ""|docker_socket = "/run/docker.sock"|' \
-  -e 's|^podman_socket = ""|podman_socket = "/run/podman-api/podman.sock"|' "$cfg"
-if ! out=$(memcg-exporter --config "$cfg" --check-config 2>&1) || ! grep -q '^docker_socket = "/run' "$cfg"; then
+  -e 's|^podman_socket = ""|podman_socket = "/run/podman-api/podman.sock"|' \
+  -e 's|^podman_user_socket = ""|podman_user_socket = "/run/podman-api/users/%U/podman.sock"|' "$cfg"
+if ! out=$(memcg-exporter --config "$cfg" --check-config 2>&1) || ! grep -q '^docker_socket = "/run' "$cfg" ||
+   ! grep -q '^podman_user_socket = "/run' "$cfg"; then
   row exporter - engine-config FAIL "$(echo "$out" | head -1)"
   cp /root/config.orig "$cfg"
 fi
@@ -225,16 +227,26 @@ as_user() {
     DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus "$@"
 }
 podman_user_view() { to_bytes "$(as_user podman stats --no-stream --format '{{.MemUsage}}' "$1" | awk '{print $1}')"; }
+# The user's own API socket where the exporter's group can reach it (README:
+# rootless podman): a directory of the user's that only podman-api may
+# enter, and a drop-in for the user's podman.socket.
+install -d -m 0755 /run/podman-api/users
+install -d -m 0750 -o memcg-user -g podman-api /run/podman-api/users/1000
 if ! wait_for 60 systemctl is-active --quiet user@1000.service; then
   row podman rootless start FAIL "user@1000.service did not start"
+elif ! out=$(as_user sh -c 'mkdir -p ~/.config/systemd/user/podman.socket.d &&
+      printf "[Socket]\nListenStream=\nListenStream=/run/podman-api/users/1000/podman.sock\n" > ~/.config/systemd/user/podman.socket.d/memcg-exporter.conf &&
+      systemctl --user daemon-reload && systemctl --user enable --now podman.socket' 2>&1); then
+  row podman rootless start FAIL "the user's podman.socket: $(echo "$out" | tail -2 | tr '\n' ' ')"
 elif ! out=$(as_user podman import /var/tmp/rootfs.tar "$img" 2>&1) ||
      ! out=$(as_user podman run -d --name pm-rootless --network none "$img" sh -c "$workload" 2>&1); then
   row podman rootless start FAIL "$(echo "$out" | tail -2 | tr '\n' ' ')"
 else
   id=$(as_user podman ps --no-trunc --filter name=pm-rootless --format '{{.ID}}')
   log "podman/rootless id=$id cgroup=$(as_user podman inspect --format '{{.State.CgroupPath}}' "$id" 2>/dev/null)"
-  NA_NAME="rootless: the hook runs as the user and cannot write root's records directory; the API socket is the user's" \
-    NA_IMAGE="rootless: as for the name" verify podman rootless "$id" "" "" podman_user_view anon
+  log "podman/rootless socket: $(ls -ld /run/podman-api/users/1000 /run/podman-api/users/1000/podman.sock 2>&1 | tr '\n' ' ')"
+  verify podman rootless "$id" pm-rootless "$img" podman_user_view anon
+  log "podman/rootless $(metrics | grep '^memcg_exporter_engine_lookups_total' | tr '\n' ' ')"
   grows podman rootless "$id" as_user podman exec pm-rootless
   as_user podman rm -f -t 1 pm-rootless >/dev/null
   removed podman rootless "$id" "rootless: no record was written"
