@@ -187,7 +187,7 @@ const MetricDef kTable[] = {
    "Wall time spent reading the cgroup's memory.stat (the kernel flushes per-CPU stats on read).",
    [](const CV& c, const Ctx&, Sink& s) { s.add(to_seconds(c.read_wall)); }},
   {"memcg_stat_read_cpu_seconds_total", Profile::standard, MetricType::Counter, "",
-   "CPU time of the reading thread spent reading the cgroup's memory.stat, kernel flush work included.",
+   "CPU time of the reading thread spent reading the cgroup's memory.stat, kernel flush work included (the reads of a pass are timed in batches of 32, each charged the batch's CPU in proportion to its wall time).",
    [](const CV& c, const Ctx&, Sink& s) { s.add(to_seconds(c.read_cpu)); }},
   // --- per rule ------------------------------------------------------------
   {"memcg_rule_threshold_bytes", Profile::lean, MetricType::Gauge, "rule",

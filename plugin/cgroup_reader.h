@@ -41,17 +41,17 @@ class CgroupReader {
   // re-read); `events_flagged`: the kernel flagged memory.events (when polled).
   Probe probe(CgroupEntry& e, TimePoint now, bool host_swap, bool events_flagged, PassReport& report);
 
-  // memory.stat of up to kStatBatch cgroups, read back to back and timed by
-  // the clock readings between them: n + 1 reads of the thread's CPU clock
-  // for n cgroups, not 2n (CLOCK_THREAD_CPUTIME_ID is a system call; the
-  // monotonic clock is read through the vDSO). Each text stays valid until
-  // the next fetch_stats.
+  // memory.stat of up to kStatBatch cgroups, read back to back: each read
+  // timed by the monotonic clock (the vDSO), the batch by two readings of the
+  // thread's CPU clock (CLOCK_THREAD_CPUTIME_ID is a system call), shared
+  // out to the reads by their wall time. Each text stays valid until the
+  // next fetch_stats.
   static constexpr size_t kStatBatch = 32;
   struct Fetched {
     bool ok = false, gone = false;
     std::string_view text;
     TimePoint at{};            // just before the read
-    Duration wall{0}, cpu{0};  // the read itself: wall and reading-thread CPU time
+    Duration wall{0}, cpu{0};  // the read itself: wall time, and its share of the batch's CPU time
   };
   void fetch_stats(std::span<const CgroupEntry* const> entries, std::span<Fetched> out, PassReport& report);
 

@@ -552,14 +552,15 @@ TEST_F(CollectorTest, RecreatedCgroupStartsOver) {
 
 TEST_F(CollectorTest, ReadCostsAccumulatePerCgroupAndInTheHistogram) {
   clock.step = 3us;  // every timed read takes 3 µs of wall time
-  clock.cpu_step = 2us;
+  clock.cpu_step = 2us;  // and each batch of them 2 µs of CPU, shared out by wall time
   auto c = make();
-  pass(*c);
+  const auto r1 = pass(*c);
   grow("b", 1 << 20);
-  pass(*c);
+  const auto r2 = pass(*c);
   const auto& v = view(*c, "b");
   EXPECT_EQ(v.read_wall, Duration(6us));
-  EXPECT_EQ(v.read_cpu, Duration(4us));
+  ASSERT_EQ(r1.reads, 5u);
+  EXPECT_EQ(v.read_cpu, Duration(2us) / 5 + Duration(2us) / static_cast<int>(r2.reads));
   const auto& h = c->latest()->stat_read_seconds;
   EXPECT_EQ(h.count, 5u + 2u);  // 5 initial reads, then b and its parent, the root
   EXPECT_EQ(h.counts[2], h.count) << "3 µs lands in the (2.5 µs, 5 µs] bucket";
@@ -604,18 +605,29 @@ TEST_F(CollectorTest, SnapshotsShareOneRosterUntilTheSetOrARuleChanges) {
 
 TEST_F(CollectorTest, ReadsInABatchShareTheirClockReadings) {
   // CLOCK_THREAD_CPUTIME_ID is a system call: n memory.stat reads of a pass
-  // take n + 1 CPU-clock readings per batch of kStatBatch, not 2n, and each
-  // read is still charged its own time.
+  // take two CPU-clock readings per batch of kStatBatch, and each read is
+  // charged the batch's CPU in proportion to its wall time.
   tree.add("many", spec(40 << 20));
   for (int i = 0; i < 40; ++i) tree.add("many/c" + std::to_string(i), spec(1 << 20));
-  clock.cpu_step = 1us;
+  clock.cpu_step = 64us;
+  clock.step = 1us;  // every read takes 1 µs of wall time...
+  io.on_pread = [&](std::string_view path) {  // ...but this one, 4 µs
+    if (path.ends_with("/many/c7/memory.stat")) clock.advance(3us);
+  };
   auto c = make();
   const auto r = pass(*c);
   ASSERT_EQ(r.reads, 46u);  // root, a, a/x, a/y, b, many and its 40
-  for (const auto& v : c->latest()->cgroups) EXPECT_EQ(v.read_cpu, Duration(1us)) << v.id->path;
+  const auto latest = c->latest();
+  Duration total{0};
+  for (const auto& v : latest->cgroups) total += v.read_cpu;
   const size_t batches = (46 + CgroupReader::kStatBatch - 1) / CgroupReader::kStatBatch;
-  EXPECT_EQ(c->latest()->read_cpu, Duration(1us) * static_cast<int>(46 + batches + 1))
-      << "the read phase: one CPU-clock reading per read, one per batch, and the phase's closing one";
+  EXPECT_EQ(total, Duration(64us) * static_cast<int>(batches)) << "each batch's CPU, shared out in full";
+  EXPECT_EQ(latest->read_cpu, Duration(64us) * static_cast<int>(2 * batches + 1))
+      << "the read phase: two CPU-clock readings per batch, and the phase's closing one";
+  // c7's read took four times the wall of its batch-mates, so four times their CPU.
+  EXPECT_EQ(view(*c, "many/c7").read_wall, Duration(4us));
+  EXPECT_EQ(view(*c, "many/c6").read_wall, Duration(1us));
+  EXPECT_NEAR(to_seconds(view(*c, "many/c7").read_cpu) / to_seconds(view(*c, "many/c6").read_cpu), 4.0, 1e-3);  // whole nanoseconds
 }
 
 TEST_F(CollectorTest, ConfigChangeAppliesNewRulesAndKeepsState) {

@@ -235,7 +235,7 @@ install -d -m 0750 -o memcg-user -g podman-api /run/podman-api/users/1000
 if ! wait_for 60 systemctl is-active --quiet user@1000.service; then
   row podman rootless start FAIL "user@1000.service did not start"
 elif ! out=$(as_user sh -c 'mkdir -p ~/.config/systemd/user/podman.socket.d &&
-      printf "[Socket]\nListenStream=\nListenStream=/run/podman-api/users/1000/podman.sock\n" > ~/.config/systemd/user/podman.socket.d/memcg-exporter.conf &&
+      printf "[Socket]\nListenStream=\nListenStream=/run/podman-api/users/1000/podman.sock\nSocketMode=0666\n" > ~/.config/systemd/user/podman.socket.d/memcg-exporter.conf &&
       systemctl --user daemon-reload && systemctl --user enable --now podman.socket' 2>&1); then
   row podman rootless start FAIL "the user's podman.socket: $(echo "$out" | tail -2 | tr '\n' ' ')"
 elif ! out=$(as_user podman import /var/tmp/rootfs.tar "$img" 2>&1) ||
