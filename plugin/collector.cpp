@@ -26,13 +26,33 @@ void Collector::set_config(config::Config config) {
   for (size_t k = 0; k < runtime::kEngineCount; ++k)
     if (config.containers.engine_socket(k) != config_.containers.engine_socket(k) ||
         config.containers.engine_timeout != config_.containers.engine_timeout)
-      engines_[k].reset();
+      retire(k, engines_[k]);
   if (config.containers.podman_user_socket != config_.containers.podman_user_socket ||
       config.containers.engine_timeout != config_.containers.engine_timeout)
-    user_engines_.clear();
+    retire_user_engines([](uint32_t) { return true; });
   config_ = std::move(config);
   rules_.reset();
   need_rescan_ = true;
+}
+
+void Collector::retire(size_t k, std::unique_ptr<runtime::EngineClient>& engine) {
+  if (!engine) return;
+  const runtime::EngineStats s = engine->stats();
+  for (size_t r = 0; r < runtime::kLookupResultCount; ++r) retired_lookups_[k][r] += s.lookups[r];
+  engine.reset();
+}
+
+template <typename Pred>
+void Collector::retire_user_engines(Pred drop) {
+  const size_t podman = runtime::engine_of("podman");
+  for (auto it = user_engines_.begin(); it != user_engines_.end();) {
+    if (!drop(it->first)) {
+      ++it;
+      continue;
+    }
+    retire(podman, it->second);
+    it = user_engines_.erase(it);
+  }
 }
 
 void Collector::refresh_records(bool rescanned, TimePoint now, PassReport& report) {
@@ -58,7 +78,7 @@ void Collector::refresh_records(bool rescanned, TimePoint now, PassReport& repor
   const bool per_user = !cc.podman_user_socket.empty();
   if (per_user && !user_engines_started_) rescanned = true;
   user_engines_started_ = per_user;
-  if (!per_user) user_engines_.clear();
+  if (!per_user) retire_user_engines([](uint32_t) { return true; });
 
   if (rescanned) {
     // A record is created at createRuntime, before its cgroup may be seen; only
@@ -85,7 +105,7 @@ void Collector::refresh_records(bool rescanned, TimePoint now, PassReport& repor
     // A client per user with containers now (its thread idles between
     // lookups), at most kMaxUserEngines; a user whose containers are all
     // gone has its client and answers dropped.
-    std::erase_if(user_engines_, [&](const auto& u) { return !user_ids.count(u.first); });
+    retire_user_engines([&](uint32_t uid) { return !user_ids.count(uid); });
     bool refused = false;
     for (const auto& [uid, ids] : user_ids) {
       auto it = user_engines_.find(uid);
@@ -390,15 +410,26 @@ void Collector::publish(TimePoint started) {
   counters_.pass_seconds.observe(to_seconds(snap->pass_duration));
   snap->pass_seconds = counters_.pass_seconds;
   snap->records = merged_;
-  for (size_t k = 0; k < runtime::kEngineCount; ++k)
-    if (engines_[k]) snap->engines[k] = engines_[k]->stats();
-  // Users' podman engines count with podman's (one series per engine, not per user).
-  for (const auto& [uid, engine] : user_engines_) {
-    auto& podman = snap->engines[runtime::engine_of("podman")];
-    if (!podman) podman = runtime::EngineStats{};
-    const runtime::EngineStats s = engine->stats();
-    for (size_t r = 0; r < runtime::kLookupResultCount; ++r) podman->lookups[r] += s.lookups[r];
-    podman->cached += s.cached;
+  // An engine that is on: its client's counts, a users' podman engines' with
+  // podman's (one series per engine, not per user), and those of clients
+  // since dropped (a user's last container gone, a reload), so the counters
+  // never go back.
+  const size_t podman = runtime::engine_of("podman");
+  for (size_t k = 0; k < runtime::kEngineCount; ++k) {
+    const bool on = !config_.containers.engine_socket(k).empty() ||
+                    (k == podman && !config_.containers.podman_user_socket.empty());
+    if (!on) continue;
+    runtime::EngineStats total;
+    total.lookups = retired_lookups_[k];
+    auto add = [&](const runtime::EngineClient& c) {
+      const runtime::EngineStats s = c.stats();
+      for (size_t r = 0; r < runtime::kLookupResultCount; ++r) total.lookups[r] += s.lookups[r];
+      total.cached += s.cached;
+    };
+    if (engines_[k]) add(*engines_[k]);
+    if (k == podman)
+      for (const auto& [uid, engine] : user_engines_) add(*engine);
+    snap->engines[k] = total;
   }
   std::shared_ptr<const Snapshot> next = std::move(snap);
   {

@@ -77,6 +77,10 @@ class Collector {
   void mark_forced();   // refresh requests from other threads -> CgroupEntry::forced
   void count_skip(CgroupEntry& e, PassReport& report) noexcept;
   void refresh_records(bool rescanned, TimePoint now, PassReport& report);
+  // Drops an engine client, keeping its lookup counts for the counters.
+  void retire(size_t k, std::unique_ptr<runtime::EngineClient>& engine);
+  template <typename Pred>
+  void retire_user_engines(Pred drop);  // the users' clients for whose uid drop(uid) holds
 
   std::string root_;
   config::Config config_;
@@ -122,6 +126,8 @@ class Collector {
   bool user_engines_started_ = false;
   bool user_engines_refused_ = false;  // a user over kMaxUserEngines was reported
   std::vector<std::pair<uint32_t, uint64_t>> merged_user_gen_;  // their generations merged_ was built from
+  // Lookups of clients dropped since start, by engine: the counters go on from them.
+  std::array<std::array<uint64_t, runtime::kLookupResultCount>, runtime::kEngineCount> retired_lookups_{};
 
   // A mutex held only to copy or swap the pointer (tens of nanoseconds), not
   // std::atomic<shared_ptr>: libstdc++ 12 implements that with a lock bit

@@ -454,6 +454,20 @@ TEST(UserEngine, RootlessContainersAreAskedOfTheirUsersEngineOnly) {
   c.run_pass();
   EXPECT_EQ(name_of(kFourth), "");
   EXPECT_EQ(name_of(kId), "rootful") << "root's engine unaffected";
+  // The users' clients were replaced (a new pattern) and bob's dropped: the
+  // counts they made stay in the counters, which never go back.
+  const auto& after = c.latest()->engines[engine_of("podman")];
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->lookups[static_cast<size_t>(LookupResult::ok)], 3u);
+  EXPECT_GE(after->lookups[static_cast<size_t>(LookupResult::error)], 1u);
+
+  // Turned off: the series go (an engine that is off has none).
+  auto off = cfg2;
+  off.containers.podman_socket = "";
+  off.containers.podman_user_socket = "";
+  c.set_config(off);
+  c.run_pass();
+  EXPECT_FALSE(c.latest()->engines[engine_of("podman")]);
 }
 
 }  // namespace
