@@ -140,7 +140,8 @@ void CgroupReader::fetch_stats(std::span<const CgroupEntry* const> entries, std:
   // The batch's CPU shared out by each read's wall time: the reads run back
   // to back on this thread, so a read's share of the wall is its share of
   // the CPU unless the thread was preempted inside it. Two CPU-clock system
-  // calls per batch; one per read cost the read phase ~5 % under emulation.
+  // calls per batch: one per read made a quiet cgroup's re-read of a regular
+  // file 1.04 µs instead of 0.82 (BM_StatReRead/1, against 0.74 bare).
   const Duration batch = clock_.thread_cpu() - c0;
   Duration given{0};
   for (size_t i = 0; i < n; ++i) {

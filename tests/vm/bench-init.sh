@@ -14,6 +14,7 @@ ticks=40
 synthetic=1
 scrape_only=0
 cost=0
+baseline=0
 for a in $(cat /proc/cmdline); do
   case $a in
     memcg_bench_cost=*) cost=${a#*=} ;;
@@ -21,6 +22,7 @@ for a in $(cat /proc/cmdline); do
     memcg_bench_ticks=*) ticks=${a#*=} ;;
     memcg_bench_synthetic=*) synthetic=${a#*=} ;;
     memcg_bench_scrape=*) scrape_only=${a#*=} ;;
+    memcg_bench_baseline=*) baseline=${a#*=} ;;
   esac
 done
 echo "VMBENCH kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) vCPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null), $n cgroups, $ticks ticks"
@@ -55,11 +57,19 @@ if [ "$cost" = 1 ]; then
   # The default configuration, then max_age 30 s (the re-reads' share), each
   # alone over the same cgroups in this boot.
   printf '[defaults]\nmax_age = "30s"\n' > /tmp/max-age-30s.toml
-  for variant in default max-age-30s; do
+  variants="default max-age-30s"
+  # A before/after: an earlier build and this one, alternately, twice.
+  [ "$baseline" = 1 ] && variants="baseline default baseline default"
+  for variant in $variants; do
     args=""
-    [ "$variant" = default ] || args="--config /tmp/$variant.toml"
+    exe=memcg-exporter
+    case $variant in
+      baseline) exe=memcg-exporter-baseline ;;
+      default) ;;
+      *) args="--config /tmp/$variant.toml" ;;
+    esac
     echo "VMBENCH cost variant: $variant"
-    sh -c 'echo $$ > /sys/fs/cgroup/daemon/cgroup.procs && exec memcg-exporter "$@" --root /sys/fs/cgroup/bench --web.listen-address 127.0.0.1:9756' sh $args >/tmp/exporter.log 2>&1 &
+    sh -c 'echo $$ > /sys/fs/cgroup/daemon/cgroup.procs && exec "$0" "$@" --root /sys/fs/cgroup/bench --web.listen-address 127.0.0.1:9756' $exe $args >/tmp/exporter.log 2>&1 &
     xpid=$!
     i=0
     while [ $i -lt 120 ] && ! wget -qO /dev/null http://127.0.0.1:9756/-/ready 2>/dev/null; do sleep 1; i=$((i + 1)); done

@@ -10,6 +10,9 @@
 #        COST=1: the whole daemon over N real cgroups for TICKS seconds, at the
 #        default configuration and then at max_age 30 s, each decomposed by
 #        memcg-cost next to the bare memory.current loop
+#        COST=1 BASELINE=EXE: instead, EXE (an earlier build's memcg-exporter)
+#        and this build alternately at the default configuration, two
+#        windows each, in one boot (a before/after of a change)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
@@ -28,6 +31,10 @@ vm_copy_with_libs "$build/tests/memcg-bench" "$ir" bin
 vm_copy_with_libs "$build/exporter/memcg-exporter" "$ir" bin
 install -m755 "$build/tests/memcg-vmload" "$build/tests/memcg-cost" "$ir/bin/"
 install -m755 "$here/bench-init.sh" "$ir/init"
+if [ -n "${BASELINE:-}" ]; then  # under its own name: it may be called memcg-exporter too
+  install -m755 "$BASELINE" "$work/memcg-exporter-baseline"
+  vm_copy_with_libs "$work/memcg-exporter-baseline" "$ir" bin
+fi
 # The synthetic tree's real memory.stat bodies, where the binary looks for them.
 fixtures="$here/../fixtures/kernel-6.1"
 mkdir -p "$ir$(cd "$fixtures" && pwd)"
@@ -38,7 +45,7 @@ vm_log "booting $(basename "$kernel"): memcg-bench over $n cgroups, $ticks ticks
 set +e
 # 6 GiB: the tmpfs tree, N real memcgs and two collectors' state.
 timeout 3600 "${VM_QEMU[@]}" -m 6144 -kernel "$kernel" -initrd "$work/initramfs.gz" \
-  -append "$VM_CLOCK console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks memcg_bench_synthetic=${SYNTHETIC:-1} memcg_bench_scrape=${SCRAPE_ONLY:-0} memcg_bench_cost=${COST:-0}" </dev/null > "$work/serial.log" 2>&1
+  -append "$VM_CLOCK console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks memcg_bench_synthetic=${SYNTHETIC:-1} memcg_bench_scrape=${SCRAPE_ONLY:-0} memcg_bench_cost=${COST:-0} memcg_bench_baseline=$([ -n "${BASELINE:-}" ] && echo 1 || echo 0)" </dev/null > "$work/serial.log" 2>&1
 rc=$?
 set -e
 grep -aE '^(VMBENCH|memcg-bench|\|)' "$work/serial.log" || true
