@@ -284,7 +284,7 @@ const MetricDef kTable[] = {
    "Time taken by the previous /metrics request to build, serialize and compress the response.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(x.status.last_scrape_seconds.load()); }},
   {"memcg_exporter_cpu_seconds_total", Profile::lean, MetricType::Counter, "phase",
-   "CPU time of the daemon by what it did: phase=probe (the cheap files of every cgroup, propagation, decisions), read (memory.stat re-reads with memory.peak, memory.pressure and limits), rescan (discovery), scrape (answering /metrics). process_cpu_seconds_total minus their sum is the rest (HTTP connections, logging, start-up).", nullptr,
+   "CPU time of the daemon by what it did: phase=probe (the cheap files of every cgroup, propagation, decisions, publishing the snapshot), read (memory.stat re-reads with memory.peak, memory.pressure and limits), rescan (discovery), scrape (answering /metrics). process_cpu_seconds_total minus their sum is the rest (HTTP connections, logging, start-up).", nullptr,
    [](const Ctx& x, Sink& s) {
      s.add(to_seconds(x.snap.probe_cpu), {{"phase", "probe"}});
      s.add(to_seconds(x.snap.read_cpu), {{"phase", "read"}});

@@ -292,7 +292,7 @@ PassReport Collector::run_pass() {
   report.root_ok = table_.root_ok();
   report.limited = table_.limited();
   report.left_out = table_.left_out();
-  publish(now);
+  publish(now, cpu3);
   return report;
 }
 
@@ -360,7 +360,7 @@ void Collector::read_wanted(TimePoint now, PassReport& report) {
   }
 }
 
-void Collector::publish(TimePoint started) {
+void Collector::publish(TimePoint started, Duration probe_from) {
   auto snap = std::make_shared<Snapshot>();
   snap->pass = ++passes_;
   snap->taken_at = started;
@@ -389,7 +389,6 @@ void Collector::publish(TimePoint started) {
   snap->cgroups_limited = table_.limited();
   snap->cgroups_no_memory = table_.no_memory();
   snap->rescan_cpu = counters_.rescan_cpu;
-  snap->probe_cpu = counters_.probe_cpu;
   snap->read_cpu = counters_.read_cpu;
   snap->left_out = table_.left_out();
   snap->cgroup_fds = table_.open_fds();
@@ -431,12 +430,21 @@ void Collector::publish(TimePoint started) {
       for (const auto& [uid, engine] : user_engines_) add(*engine);
     snap->engines[k] = total;
   }
+  // The probe phase runs to here: dropping the gone and building a snapshot
+  // of every cgroup are the pass's own work too (left out, they were part
+  // of the "rest" of process_cpu_seconds_total the phases should explain).
+  const Duration built = clock_.thread_cpu();
+  counters_.probe_cpu += built - probe_from;
+  snap->probe_cpu = counters_.probe_cpu;
   std::shared_ptr<const Snapshot> next = std::move(snap);
   {
     std::lock_guard lock(latest_mu_);
     latest_.swap(next);
   }
-  // The previous snapshot (now in next) is released here, outside the lock.
+  // The previous snapshot (now in next) is released here, outside the lock;
+  // that is probe work as well, counted in the next snapshot.
+  next.reset();
+  counters_.probe_cpu += clock_.thread_cpu() - built;
 }
 
 }  // namespace memcg

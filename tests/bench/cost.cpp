@@ -50,22 +50,40 @@ double thread_cpu() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-// CPU of every thread of `pid`, in seconds (schedstat: nanoseconds on CPU).
-double process_cpu(pid_t pid) {
-  double total = 0;
+// CPU of every thread of `pid`, in seconds (schedstat: nanoseconds on CPU),
+// split by what the thread is: the collector loop (the main thread), the web
+// server's (CivetWeb names its threads civetweb-*), and any other.
+struct ProcessCpu {
+  double total = 0, collector = 0, http = 0, rest = 0;
+};
+
+ProcessCpu process_cpu(pid_t pid) {
+  ProcessCpu cpu;
   const std::string dir = "/proc/" + std::to_string(pid) + "/task";
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       if (e->d_name[0] == '.') continue;
-      if (FILE* f = std::fopen((dir + "/" + e->d_name + "/schedstat").c_str(), "re")) {
-        unsigned long long ns = 0;
-        if (std::fscanf(f, "%llu", &ns) == 1) total += static_cast<double>(ns) / 1e9;
-        std::fclose(f);
+      const std::string task = dir + "/" + e->d_name;
+      FILE* f = std::fopen((task + "/schedstat").c_str(), "re");
+      if (!f) continue;  // exited meanwhile
+      unsigned long long ns = 0;
+      const bool ok = std::fscanf(f, "%llu", &ns) == 1;
+      std::fclose(f);
+      if (!ok) continue;
+      char comm[32] = "";
+      if (FILE* c = std::fopen((task + "/comm").c_str(), "re")) {
+        if (!std::fgets(comm, sizeof comm, c)) comm[0] = 0;
+        std::fclose(c);
       }
+      const double s = static_cast<double>(ns) / 1e9;
+      cpu.total += s;
+      if (std::atoi(e->d_name) == pid) cpu.collector += s;
+      else if (std::strncmp(comm, "civetweb", 8) == 0) cpu.http += s;
+      else cpu.rest += s;
     }
     closedir(d);
   }
-  return total;
+  return cpu;
 }
 
 std::string gunzip(const std::string& in) {
@@ -87,7 +105,7 @@ std::string gunzip(const std::string& in) {
 }
 
 struct Reading {
-  double process = 0;                  // the daemon's CPU
+  ProcessCpu process;                   // the daemon's CPU, by thread
   std::map<std::string, double> phase;  // memcg_exporter_cpu_seconds_total
   double cgroups = 0;
   double reads = 0;  // memcg_exporter_stat_reads_total, every reason
@@ -97,8 +115,13 @@ struct Reading {
 
 Reading scrape(int port, pid_t pid) {
   Reading r;
-  const std::string body = gunzip(http_get(port, "/metrics", "Accept-Encoding: gzip\r\n"));
+  // The daemon's CPU before the request: the phase counters in the answer
+  // cannot include the scrape that produces it, so reading the process
+  // after it would count the window's last scrape in the whole and its
+  // first in the phases, and a costly first render showed as a negative
+  // "other" (-52 ms in a 60 s window).
   r.process = process_cpu(pid);
+  const std::string body = gunzip(http_get(port, "/metrics", "Accept-Encoding: gzip\r\n"));
   const std::string key = "memcg_exporter_cpu_seconds_total{phase=\"";
   for (size_t pos = 0; (pos = body.find('\n', pos)) != std::string::npos;) {
     ++pos;
@@ -155,6 +178,12 @@ int main(int argc, char** argv) {
   }
   using Clock = std::chrono::steady_clock;
   const int intervals = static_cast<int>(seconds / every);
+  // One scrape off the record, as if Prometheus had been scraping all
+  // along: an exporter's first render also builds the identity text and
+  // grows its buffers, which no later scrape does. Then past the next pass,
+  // so that the window's first scrape renders a new snapshot like the rest.
+  (void)scrape(port, pid);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
   Reading first = scrape(port, pid);
   if (!first.ok) {
     std::fprintf(stderr, "memcg-cost: no memcg_exporter_cpu_seconds_total at 127.0.0.1:%d\n", port);
@@ -246,10 +275,23 @@ int main(int argc, char** argv) {
     phases += cpu;
     row(p, cpu);
   }
-  const double whole = last.process - first.process;
+  const double whole = last.process.total - first.process.total;
   row("other (HTTP connections, logging)", whole - phases);
   row("whole daemon", whole);
   if (bare_us > 0) std::printf("COST | bare memory.current loop | | %.2f | 1.00x |\n", bare_us);
+  // Where "other" ran: the collector thread outside its phases (logging a
+  // pass, telling systemd, waking up), the web server's threads outside the
+  // /metrics handler (accepting, reading requests, other routes), the rest.
+  const double collector_rest = (last.process.collector - first.process.collector) -
+                                [&] {
+                                  double c = 0;
+                                  for (const char* p : {"probe", "read", "rescan"}) c += last.phase[p] - first.phase[p];
+                                  return c;
+                                }();
+  const double http_rest = (last.process.http - first.process.http) - (last.phase["scrape"] - first.phase["scrape"]);
+  std::printf("COST\nCOST other by thread: collector outside its phases %.3f ms, web server outside /metrics %.3f ms, "
+              "other threads %.3f ms\n",
+              collector_rest * 1e3, http_rest * 1e3, (last.process.rest - first.process.rest) * 1e3);
   if (reads > 0) {
     const double per_read = (last.phase["read"] - first.phase["read"]) / reads * 1e6;
     std::printf("COST\nCOST re-read: %.0f memory.stat reads, %.1f us each in the read phase (peak, pressure, limits when due)", reads, per_read);

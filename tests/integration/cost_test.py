@@ -28,6 +28,12 @@ def test_decomposition_adds_up():
             assert rows[part][0] > 0, (part, out.stdout)
         parts = sum(v[0] for k, v in rows.items() if k != "whole daemon")
         assert abs(parts - rows["whole daemon"][0]) < 0.01, out.stdout  # other = whole - phases
+        # ... and "other" is told apart by the thread it ran on.
+        t = re.search(r"^COST other by thread: collector outside its phases ([0-9.-]+) ms, web server outside /metrics "
+                      r"([0-9.-]+) ms, other threads ([0-9.-]+) ms", out.stdout, re.M)
+        assert t, out.stdout
+        other = rows["other (HTTP connections, logging)"][0]
+        assert abs(sum(float(x) for x in t.groups()) - other) < 0.01, out.stdout
         assert re.search(r"bare loop over (\d+) cgroups", out.stdout), out.stdout
         assert "| bare memory.current loop |" in out.stdout
         # The re-read floor ran paced like the daemon (max_age 1 s: reads every second).

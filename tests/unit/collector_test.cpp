@@ -630,6 +630,43 @@ TEST_F(CollectorTest, ReadsInABatchShareTheirClockReadings) {
   EXPECT_NEAR(to_seconds(view(*c, "many/c7").read_cpu) / to_seconds(view(*c, "many/c6").read_cpu), 4.0, 1e-3);  // whole nanoseconds
 }
 
+// A thread that never waits: every clock call takes 1 µs, of wall and of CPU
+// time alike, so work between two readings costs what its readings say.
+class BusyClock final : public Clock {
+ public:
+  TimePoint now() noexcept override { return tick(); }
+  Duration thread_cpu() noexcept override { return tick() - TimePoint{}; }
+  WallTime wall() noexcept override { return ManualClock::kWallStart; }
+
+ private:
+  TimePoint tick() noexcept {
+    const TimePoint t = t_;
+    t_ += 1us;
+    return t;
+  }
+  TimePoint t_{};
+};
+
+TEST_F(CollectorTest, PhasesCoverThePassUpToAndIncludingPublishing) {
+  // process_cpu_seconds_total minus the phases is meant to be HTTP and
+  // logging: the collector's own work, dropping the gone and publishing the
+  // snapshot included (pass_duration is taken there), must be in a phase.
+  // What a pass leaves out is its opening readings: now() and the first
+  // CPU-clock reading (2 µs here).
+  BusyClock busy;
+  Collector c(tree.root(), cfg, busy, io);
+  const Duration before = busy.thread_cpu();
+  for (int i = 0; i < 3; ++i) c.run_pass();
+  const Duration after = busy.thread_cpu();
+  const auto s = c.latest();
+  const Duration phases = s->probe_cpu + s->read_cpu + s->rescan_cpu;
+  // The third pass's last share (freeing the second snapshot) shows in the
+  // next snapshot: 1 µs.
+  EXPECT_EQ(after - before - phases, 3 * 2us + 1us + 1us)
+      << "the clock readings around the passes and nothing else; "
+      << (after - before).count() << " ns spent, phases " << phases.count() << " ns";
+}
+
 TEST_F(CollectorTest, ConfigChangeAppliesNewRulesAndKeepsState) {
   auto c = make();
   pass(*c);
