@@ -4,8 +4,8 @@
 #include <zlib.h>
 
 #include <cctype>
-#include <memory>
 #include <cstdlib>
+#include <memory>
 
 namespace memcg::exporter {
 namespace {
@@ -14,7 +14,6 @@ namespace {
 // a call compresses a whole scrape, so the allocation is noise.
 using Compressor = std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)>;
 Compressor compressor() { return {libdeflate_alloc_compressor(1), &libdeflate_free_compressor}; }
-
 
 // libdeflate wants room for the worst case (about the input's size) but
 // writes a tenth of it: compressing into a string resized to that bound

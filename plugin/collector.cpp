@@ -143,9 +143,14 @@ void Collector::refresh_records(bool rescanned, TimePoint now, PassReport& repor
   }
   std::array<uint64_t, runtime::kEngineCount> gen{};
   for (size_t k = 0; k < runtime::kEngineCount; ++k) gen[k] = engines_[k] ? engines_[k]->generation() : 0;
-  std::vector<std::pair<uint32_t, uint64_t>> user_gen;
-  for (const auto& [uid, engine] : user_engines_) user_gen.emplace_back(uid, engine->generation());
-  if (!rescanned && merged_ && hooks == merged_hooks_ && gen == merged_engine_gen_ && user_gen == merged_user_gen_) return;
+  const auto same_user_gen = [&] {
+    if (user_engines_.size() != merged_user_gen_.size()) return false;
+    size_t i = 0;
+    for (const auto& [uid, engine] : user_engines_)
+      if (merged_user_gen_[i++] != std::pair{uid, engine->generation()}) return false;
+    return true;
+  };
+  if (!rescanned && merged_ && hooks == merged_hooks_ && gen == merged_engine_gen_ && same_user_gen()) return;
   // Engine containers' ids -> their shallowest cgroup (a look-alike may sit
   // in another subtree that sorts first, so by depth, not by table order).
   std::unordered_map<std::string, const CgroupId*> shallowest;
@@ -164,7 +169,8 @@ void Collector::refresh_records(bool rescanned, TimePoint now, PassReport& repor
   merged_ = std::make_shared<const runtime::RecordMap>(std::move(merged));
   merged_hooks_ = std::move(hooks);
   merged_engine_gen_ = gen;
-  merged_user_gen_ = std::move(user_gen);
+  merged_user_gen_.clear();
+  for (const auto& [uid, engine] : user_engines_) merged_user_gen_.emplace_back(uid, engine->generation());
 }
 
 bool Collector::request_refresh(config::Glob glob) {

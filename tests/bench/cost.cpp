@@ -282,13 +282,9 @@ int main(int argc, char** argv) {
   // Where "other" ran: the collector thread outside its phases (logging a
   // pass, telling systemd, waking up), the web server's threads outside the
   // /metrics handler (accepting, reading requests, other routes), the rest.
-  const double collector_rest = (last.process.collector - first.process.collector) -
-                                [&] {
-                                  double c = 0;
-                                  for (const char* p : {"probe", "read", "rescan"}) c += last.phase[p] - first.phase[p];
-                                  return c;
-                                }();
-  const double http_rest = (last.process.http - first.process.http) - (last.phase["scrape"] - first.phase["scrape"]);
+  const double scrape_phase = last.phase["scrape"] - first.phase["scrape"];
+  const double collector_rest = (last.process.collector - first.process.collector) - (phases - scrape_phase);
+  const double http_rest = (last.process.http - first.process.http) - scrape_phase;
   std::printf("COST\nCOST other by thread: collector outside its phases %.3f ms, web server outside /metrics %.3f ms, "
               "other threads %.3f ms\n",
               collector_rest * 1e3, http_rest * 1e3, (last.process.rest - first.process.rest) * 1e3);
