@@ -63,7 +63,7 @@ class ScrapeCache {
   struct HeadSource {
     const void* config = nullptr;
     std::shared_ptr<const Roster> roster;  // the cgroups and their rules, in order
-    std::shared_ptr<const runtime::RecordMap> records;
+    std::shared_ptr<const runtime::BoundRecords> records;
     bool same_as(const Snapshot& snap, const void* config) const;
     void take(const Snapshot& snap, const void* config);
   };

@@ -6,7 +6,7 @@
 #include <unordered_set>
 
 #include "plugin/cache/budget.h"
-#include "plugin/runtime/merge_records.h"
+#include "plugin/runtime/record_binding.h"
 #include "plugin/runtime/user_socket.h"
 
 namespace memcg {
@@ -63,114 +63,121 @@ void Collector::refresh_records(bool rescanned, TimePoint now, PassReport& repor
     records_->refresh(rescanned, errors);
     for (auto& e : errors) report.add_error(std::move(e));
   }
-  const auto engine_options = [&](std::string socket) {
-    return runtime::EngineClient::Options{.sockets = {std::move(socket)}, .timeout = cc.engine_timeout};
-  };
-  bool any_engine = false;
   for (size_t k = 0; k < runtime::kEngineCount; ++k) {
-    if (cc.engine_socket(k).empty()) continue;
-    if (!engines_[k]) {
-      engines_[k] = std::make_unique<runtime::EngineClient>(engine_options(cc.engine_socket(k)));
-      rescanned = true;  // hand it the live ids now, not at the next rescan
-    }
-    any_engine = true;
+    if (cc.engine_socket(k).empty() || engines_[k]) continue;
+    engines_[k] = std::make_unique<runtime::EngineClient>(engine_options(cc.engine_socket(k)));
+    rescanned = true;  // hand it the live ids now, not at the next rescan
   }
   const bool per_user = !cc.podman_user_socket.empty();
   if (per_user && !user_engines_started_) rescanned = true;
   user_engines_started_ = per_user;
   if (!per_user) retire_user_engines([](uint32_t) { return true; });
-
-  if (rescanned) {
-    // A record is created at createRuntime, before its cgroup may be seen; only
-    // records missing for two rescans (at least 30 s) are dropped.
-    std::unordered_set<std::string> live;
-    std::array<std::unordered_set<std::string>, runtime::kEngineCount> engine_ids;
-    std::map<uint32_t, std::unordered_set<std::string>> user_ids;
-    const size_t kPodman = runtime::engine_of("podman");
-    for (const auto& e : table_.entries()) {
-      const auto& ident = e.id->identity;
-      if (ident.container_id.empty()) continue;
-      live.insert(ident.container_id);
-      const size_t k = runtime::engine_of(ident.runtime);
-      if (k == kPodman && per_user)
-        if (const auto uid = runtime::user_instance_uid(e.id->path)) {
-          user_ids[*uid].insert(ident.container_id);  // rootless: its user's engine, not root's
-          continue;
-        }
-      if (k < runtime::kEngineCount && engines_[k]) engine_ids[k].insert(ident.container_id);
-    }
-    if (records_) records_->expire(live, now, std::max<Duration>(2 * config_.collector.rescan_interval, std::chrono::seconds(30)));
-    for (size_t k = 0; k < runtime::kEngineCount; ++k)
-      if (engines_[k]) engines_[k]->want(engine_ids[k], now);
-    // A client per user with containers now (its thread idles between
-    // lookups), at most kMaxUserEngines; a user whose containers are all
-    // gone has its client and answers dropped.
-    retire_user_engines([&](uint32_t uid) { return !user_ids.count(uid); });
-    bool refused = false;
-    for (const auto& [uid, ids] : user_ids) {
-      auto it = user_engines_.find(uid);
-      if (it == user_engines_.end()) {
-        if (user_engines_.size() >= kMaxUserEngines) {
-          // Said once while it lasts: those containers keep their path's labels.
-          if (!user_engines_refused_)
-            report.add_error({"ask the podman engine of user", std::to_string(uid) + " (more than " +
-                                  std::to_string(kMaxUserEngines) + " users with containers)", EUSERS});
-          refused = true;
-          continue;
-        }
-        it = user_engines_
-                 .emplace(uid, std::make_unique<runtime::EngineClient>(
-                                   engine_options(runtime::user_socket(cc.podman_user_socket, uid))))
-                 .first;
-      }
-      it->second->want(ids, now);
-    }
-    user_engines_refused_ = refused;
-  }
+  if (rescanned) ask_engines(now, report);
   for (auto& engine : engines_)
     if (engine)
       for (auto& e : engine->take_errors()) report.add_error(std::move(e));  // once per failing spell
   for (auto& [uid, engine] : user_engines_)
     for (auto& e : engine->take_errors()) report.add_error(std::move(e));
-  any_engine = any_engine || !user_engines_.empty();
+  bind_records(rescanned);
+}
 
-  // The records the outputs see: the hook's alone, or merged with the engines'.
-  auto hooks = records_ ? records_->records() : nullptr;
-  if (!any_engine) {
-    merged_ = std::move(hooks);
-    merged_user_gen_.clear();
-    return;
+runtime::EngineClient::Options Collector::engine_options(std::string socket) const {
+  return runtime::EngineClient::Options{.sockets = {std::move(socket)}, .timeout = config_.containers.engine_timeout};
+}
+
+// After a rescan: each engine is asked about the live ids of the cgroups it
+// may name (root's engines those outside the users' instances, a user's
+// engine those in that user's instance), and records of gone containers age out.
+void Collector::ask_engines(TimePoint now, PassReport& report) {
+  // A record is created at createRuntime, before its cgroup may be seen; only
+  // records missing for two rescans (at least 30 s) are dropped.
+  std::unordered_set<std::string> live;
+  std::array<std::unordered_set<std::string>, runtime::kEngineCount> engine_ids;
+  std::map<uint32_t, std::unordered_set<std::string>> user_ids;
+  const size_t kPodman = runtime::engine_of("podman");
+  const bool per_user = !config_.containers.podman_user_socket.empty();
+  for (const auto& e : table_.entries()) {
+    const auto& ident = e.id->identity;
+    if (ident.container_id.empty()) continue;
+    live.insert(ident.container_id);
+    const size_t k = runtime::engine_of(ident.runtime);
+    if (k == runtime::kEngineCount) continue;
+    const uint32_t owner = runtime::cgroup_owner(e.id->path).value_or(0);
+    if (owner == 0) {
+      if (engines_[k]) engine_ids[k].insert(ident.container_id);
+    } else if (k == kPodman && per_user) {
+      user_ids[owner].insert(ident.container_id);  // rootless: its user's engine, never root's
+    }
   }
+  if (records_) records_->expire(live, now, std::max<Duration>(2 * config_.collector.rescan_interval, std::chrono::seconds(30)));
+  for (size_t k = 0; k < runtime::kEngineCount; ++k)
+    if (engines_[k]) engines_[k]->want(engine_ids[k], now);
+  ask_user_engines(user_ids, now, report);
+}
+
+// A client per user with containers now (its thread idles between lookups),
+// at most kMaxUserEngines; a user whose containers are all gone has its
+// client and answers dropped.
+void Collector::ask_user_engines(const std::map<uint32_t, std::unordered_set<std::string>>& user_ids, TimePoint now,
+                                 PassReport& report) {
+  retire_user_engines([&](uint32_t uid) { return !user_ids.count(uid); });
+  bool refused = false;
+  for (const auto& [uid, ids] : user_ids) {
+    auto it = user_engines_.find(uid);
+    if (it == user_engines_.end()) {
+      if (user_engines_.size() >= kMaxUserEngines) {
+        // Said once while it lasts: those containers keep their path's labels.
+        if (!user_engines_refused_)
+          report.add_error({"ask the podman engine of user", std::to_string(uid) + " (more than " +
+                                std::to_string(kMaxUserEngines) + " users with containers)", EUSERS});
+        refused = true;
+        continue;
+      }
+      const auto socket = runtime::user_socket(config_.containers.podman_user_socket, uid);
+      it = user_engines_.emplace(uid, std::make_unique<runtime::EngineClient>(engine_options(socket))).first;
+    }
+    it->second->want(ids, now);
+  }
+  user_engines_refused_ = refused;
+}
+
+// The records the outputs see, each bound to the one cgroup its source owns
+// (runtime/record_binding.h); rebuilt when a source changed or a rescan may
+// have moved a container's cgroup.
+void Collector::bind_records(bool rescanned) {
+  auto hooks = records_ ? records_->records() : nullptr;
   std::array<uint64_t, runtime::kEngineCount> gen{};
   for (size_t k = 0; k < runtime::kEngineCount; ++k) gen[k] = engines_[k] ? engines_[k]->generation() : 0;
-  const auto same_user_gen = [&] {
-    if (user_engines_.size() != merged_user_gen_.size()) return false;
-    size_t i = 0;
-    for (const auto& [uid, engine] : user_engines_)
-      if (merged_user_gen_[i++] != std::pair{uid, engine->generation()}) return false;
-    return true;
-  };
-  if (!rescanned && merged_ && hooks == merged_hooks_ && gen == merged_engine_gen_ && same_user_gen()) return;
-  // Engine containers' ids -> their shallowest cgroup (a look-alike may sit
-  // in another subtree that sorts first, so by depth, not by table order).
-  std::unordered_map<std::string, const CgroupId*> shallowest;
-  for (const auto& e : table_.entries()) {
-    if (runtime::engine_of(e.id->identity.runtime) == runtime::kEngineCount) continue;
-    auto [it, fresh] = shallowest.try_emplace(e.id->identity.container_id, e.id.get());
-    if (!fresh && e.id->depth < it->second->depth) it->second = e.id.get();
+  std::vector<std::pair<uint32_t, uint64_t>> user_gen;
+  for (const auto& [uid, engine] : user_engines_) user_gen.emplace_back(uid, engine->generation());
+  if (!rescanned && merged_ && hooks == merged_hooks_ && gen == merged_engine_gen_ && user_gen == merged_user_gen_)
+    return;
+  const bool any_engine = !user_engines_.empty() || std::any_of(engines_.begin(), engines_.end(), [](auto& e) { return e != nullptr; });
+  if (!hooks && !any_engine) {
+    merged_.reset();
+    merged_hooks_.reset();
+    return;
   }
-  std::unordered_map<std::string, std::string> outermost;
-  for (const auto& [id, cg] : shallowest) outermost.emplace(id, cg->path);
-  runtime::RecordMap merged = hooks ? *hooks : runtime::RecordMap{};
-  for (const auto& engine : engines_)
-    if (engine) merged = runtime::merge_records(std::move(merged), *engine->records(), outermost);
-  for (const auto& [uid, engine] : user_engines_)
-    merged = runtime::merge_records(std::move(merged), *engine->records(), outermost);
-  merged_ = std::make_shared<const runtime::RecordMap>(std::move(merged));
+  std::vector<runtime::BindCandidate> cgroups;
+  cgroups.reserve(table_.entries().size());
+  for (const auto& e : table_.entries())
+    if (!e.id->identity.container_id.empty())
+      cgroups.push_back({e.id->path, e.id->depth, e.id->identity.container_id, e.id->identity.runtime});
+  std::vector<runtime::EngineAnswers> answers;
+  std::vector<std::shared_ptr<const runtime::RecordMap>> held;  // kept alive while binding
+  for (size_t k = 0; k < runtime::kEngineCount; ++k)
+    if (engines_[k]) {
+      held.push_back(engines_[k]->records());
+      answers.push_back({held.back().get(), runtime::kEngines[k], 0});
+    }
+  for (const auto& [uid, engine] : user_engines_) {
+    held.push_back(engine->records());
+    answers.push_back({held.back().get(), "podman", uid});
+  }
+  merged_ = std::make_shared<const runtime::BoundRecords>(runtime::bind_records(cgroups, hooks.get(), answers));
   merged_hooks_ = std::move(hooks);
   merged_engine_gen_ = gen;
-  merged_user_gen_.clear();
-  for (const auto& [uid, engine] : user_engines_) merged_user_gen_.emplace_back(uid, engine->generation());
+  merged_user_gen_ = std::move(user_gen);
 }
 
 bool Collector::request_refresh(config::Glob glob) {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "config/config.h"
@@ -22,6 +23,7 @@
 #include "plugin/clock.h"
 #include "plugin/pass_report.h"
 #include "plugin/runtime/engine_client.h"
+#include "plugin/runtime/record_binding.h"
 #include "plugin/runtime/record_store.h"
 #include "plugin/snapshot.h"
 
@@ -77,6 +79,11 @@ class Collector {
   void mark_forced();   // refresh requests from other threads -> CgroupEntry::forced
   void count_skip(CgroupEntry& e, PassReport& report) noexcept;
   void refresh_records(bool rescanned, TimePoint now, PassReport& report);
+  void ask_engines(TimePoint now, PassReport& report);
+  void ask_user_engines(const std::map<uint32_t, std::unordered_set<std::string>>& user_ids, TimePoint now,
+                        PassReport& report);
+  void bind_records(bool rescanned);
+  runtime::EngineClient::Options engine_options(std::string socket) const;
   // Drops an engine client, keeping its lookup counts for the counters.
   void retire(size_t k, std::unique_ptr<runtime::EngineClient>& engine);
   template <typename Pred>
@@ -115,9 +122,9 @@ class Collector {
   std::unique_ptr<runtime::RecordStore> records_;  // null when containers.records_dir is ""
   // By runtime::kEngines; null when that engine's socket is not configured.
   std::array<std::unique_ptr<runtime::EngineClient>, runtime::kEngineCount> engines_;
-  // Hook and engine records merged, rebuilt when either source changed or
-  // a rescan may have moved a container's outermost cgroup.
-  std::shared_ptr<const runtime::RecordMap> merged_;
+  // Hook and engine records bound to their cgroups, rebuilt when a source
+  // changed or a rescan may have moved a container's cgroup; null when all are off.
+  std::shared_ptr<const runtime::BoundRecords> merged_;
   std::shared_ptr<const runtime::RecordMap> merged_hooks_;  // the inputs merged_ was built from
   std::array<uint64_t, runtime::kEngineCount> merged_engine_gen_{};
   // Rootless podman: one client per user with containers, by uid, asking

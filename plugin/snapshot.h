@@ -25,7 +25,7 @@
 #include "plugin/runtime/identity.h"
 #include "plugin/runtime/oci_record.h"
 #include "plugin/runtime/engine_stats.h"
-#include "plugin/runtime/record_store.h"
+#include "plugin/runtime/record_binding.h"
 
 namespace memcg {
 
@@ -132,8 +132,9 @@ struct Snapshot {
   ReadHistogram stat_read_seconds;
   PassHistogram pass_seconds;
   // Container records by id (container name, image, pod, namespace): the OCI
-  // hook's, merged with the Engine API's when that is on; null when both are off.
-  std::shared_ptr<const runtime::RecordMap> records;
+  // hook's and the Engine APIs', each bound to the one cgroup its source
+  // owns (runtime/record_binding.h); null when all are off.
+  std::shared_ptr<const runtime::BoundRecords> records;
   // Engine API lookups by engine (runtime::kEngines); empty when that one is off.
   std::array<std::optional<runtime::EngineStats>, runtime::kEngineCount> engines;
   // The settings in force: [defaults] first, then each rule (per-rule series);
@@ -147,14 +148,10 @@ struct Snapshot {
   // pod_uid when the path has none). "" when unknown. Names: config::kIdentityLabels.
   std::string_view identity(const CgroupId& id, std::string_view label) const;
 
-  // The hook record of the container that IS this cgroup: the id in the
-  // path must have a record, and the record's cgroups_path must name this
-  // cgroup (a nested look-alike gets path-derived labels only).
+  // The record of the container that IS this cgroup: one bound to exactly
+  // this cgroup (a nested look-alike gets path-derived labels only).
   const runtime::ContainerRecord* record_for(const CgroupId& id) const {
-    if (!records || id.identity.container_id.empty()) return nullptr;
-    auto it = records->find(id.identity.container_id);
-    if (it == records->end() || !runtime::cgroups_path_names(it->second.cgroups_path, id.path)) return nullptr;
-    return &it->second;
+    return records ? runtime::record_for(*records, id.identity.container_id, id.path) : nullptr;
   }
 };
 

@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -15,7 +16,7 @@
 
 #include "plugin/runtime/engine_api.h"
 #include "plugin/runtime/engine_client.h"
-#include "plugin/runtime/merge_records.h"
+#include "plugin/runtime/record_binding.h"
 #include "plugin/runtime/user_socket.h"
 #include "plugin/collector.h"
 #include "tests/fixtures/tree.h"
@@ -134,28 +135,93 @@ TEST(EngineApi, HostileInspectRepliesAreRefusedOrCleaned) {
   EXPECT_EQ(r->image.size(), kMaxImageBytes);
 }
 
-TEST(EngineMerge, EngineRecordsBindToTheOutermostCgroupAndFillWhatTheHookLeftEmpty) {
-  RecordMap hooks, engine;
+// A candidate cgroup for binding, from its path.
+struct Cg {
+  std::string path;
+  Identity ident = identify(path);
+  int depth = static_cast<int>(std::count(path.begin(), path.end(), '/')) + 1;
+  BindCandidate c() const { return {path, depth, ident.container_id, ident.runtime}; }
+};
+
+const ContainerRecord* bound(const BoundRecords& m, const Cg& cg) { return record_for(m, cg.ident.container_id, cg.path); }
+
+TEST(EngineBinding, EngineRecordsBindToTheOutermostCgroupAndFillWhatTheHookLeftEmpty) {
+  RecordMap hooks, podman, docker;
   hooks[kId] = ContainerRecord{kId, "", "", "", "", "", "machine.slice:libpod:" + kId};
-  engine[kId] = ContainerRecord{kId, "pm", "localhost/memcg-test:1", "", "", "", ""};
-  engine[kOther] = ContainerRecord{kOther, "dk", "busybox:1", "", "", "", ""};
-  engine["feed"] = ContainerRecord{"feed", "nocgroup", "", "", "", "", ""};
-  const std::unordered_map<std::string, std::string> outermost = {
-      {kId, "machine.slice/libpod-" + kId + ".scope"}, {kOther, "system.slice/docker-" + kOther + ".scope"}};
-  const RecordMap m = merge_records(hooks, engine, outermost);
+  podman[kId] = ContainerRecord{kId, "pm", "localhost/memcg-test:1", "", "", "", ""};
+  docker[kOther] = ContainerRecord{kOther, "dk", "busybox:1", "", "", "", ""};
+  docker["feed"] = ContainerRecord{"feed", "nocgroup", "", "", "", "", ""};
+  const Cg pm{"machine.slice/libpod-" + kId + ".scope"}, dk{"system.slice/docker-" + kOther + ".scope"},
+      nested{"system.slice/docker-" + kOther + ".scope/docker-" + kOther + ".scope"};
+  const BindCandidate cgroups[] = {nested.c(), pm.c(), dk.c()};
+  const EngineAnswers both[] = {{&docker, "docker", 0}, {&podman, "podman", 0}};
+  const BoundRecords m = bind_records(cgroups, &hooks, both);
   ASSERT_EQ(m.size(), 2u);  // no cgroup for "feed"
-  EXPECT_EQ(m.at(kId).name, "pm");
-  EXPECT_EQ(m.at(kId).image, "localhost/memcg-test:1");
-  EXPECT_EQ(m.at(kId).cgroups_path, "machine.slice:libpod:" + kId);  // the hook's binding stays
-  EXPECT_EQ(m.at(kOther).cgroups_path, "/system.slice/docker-" + kOther + ".scope");
-  EXPECT_TRUE(cgroups_path_names(m.at(kOther).cgroups_path, "system.slice/docker-" + kOther + ".scope"));
-  EXPECT_FALSE(cgroups_path_names(m.at(kOther).cgroups_path,
-                                  "system.slice/docker-" + kOther + ".scope/docker-" + kOther + ".scope"));
+  ASSERT_TRUE(bound(m, pm));
+  EXPECT_EQ(bound(m, pm)->name, "pm");
+  EXPECT_EQ(bound(m, pm)->image, "localhost/memcg-test:1");
+  EXPECT_EQ(bound(m, pm)->cgroups_path, "machine.slice:libpod:" + kId);  // the hook's record, filled
+  ASSERT_TRUE(bound(m, dk));
+  EXPECT_EQ(bound(m, dk)->name, "dk");
+  EXPECT_FALSE(bound(m, nested)) << "the outermost cgroup with the id, not the look-alike below it";
   // A name the hook has wins.
   hooks[kId].name = "from-hook";
-  EXPECT_EQ(merge_records(hooks, engine, outermost).at(kId).name, "from-hook");
-  EXPECT_EQ(merge_records({}, engine, outermost).size(), 2u);
-  EXPECT_EQ(merge_records(hooks, {}, outermost).size(), 1u);
+  EXPECT_EQ(bound(bind_records(cgroups, &hooks, both), pm)->name, "from-hook");
+  EXPECT_EQ(bind_records(cgroups, nullptr, both).size(), 2u);
+  EXPECT_EQ(bind_records(cgroups, &hooks, {}).size(), 1u);
+  // An engine names only cgroups of its own runtime: docker's answer for a
+  // podman cgroup's id binds nowhere.
+  RecordMap wrong;
+  wrong[kId] = ContainerRecord{kId, "not-docker's", "", "", "", "", ""};
+  const EngineAnswers docker_only[] = {{&wrong, "docker", 0}};
+  EXPECT_TRUE(bind_records(cgroups, nullptr, docker_only).empty());
+}
+
+// A user answering on their own socket for root's and other users'
+// container ids, from cgroups they created in their own instance.
+TEST(EngineBinding, AUsersAnswersLabelOnlyCgroupsInThatUsersOwnInstance) {
+  const std::string kBob = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+  const std::string alice = "user.slice/user-1000.slice/user@1000.service";
+  const std::string bob = "user.slice/user-1001.slice/user@1001.service";
+  const Cg root_docker{"system.slice/docker-" + kOther + ".scope"}, root_podman{"machine.slice/libpod-" + kId + ".scope"},
+      bobs{bob + "/user.slice/libpod-" + kBob + ".scope"},
+      fake_root_docker{alice + "/user.slice/libpod-" + kOther + ".scope"},
+      fake_root_podman{alice + "/libpod-" + kId + ".scope"},
+      fake_bob{alice + "/libpod-" + kBob + ".scope"},  // shallower than bob's own
+      fake_suffix{alice + "/system.slice/docker-" + kOther + ".scope"};
+  RecordMap hooks, docker, bob_answers, alice_answers;
+  hooks[kId] = ContainerRecord{kId, "honest", "", "", "", "", "machine.slice:libpod:" + kId};  // image left empty
+  docker[kOther] = ContainerRecord{kOther, "db", "postgres:16", "", "", "", ""};
+  bob_answers[kBob] = ContainerRecord{kBob, "bobs-app", "bob/app:1", "", "", "", ""};
+  for (const auto& id : {kId, kOther, kBob})
+    alice_answers[id] = ContainerRecord{id, "evil", "evil/image:1", "evil-pod", "kube-system", "", ""};
+  const BindCandidate cgroups[] = {fake_root_docker.c(), fake_root_podman.c(), fake_bob.c(), fake_suffix.c(),
+                                   root_docker.c(), root_podman.c(), bobs.c()};
+  const EngineAnswers engines[] = {{&alice_answers, "podman", 1000}, {&docker, "docker", 0}, {&bob_answers, "podman", 1001}};
+  const BoundRecords m = bind_records(cgroups, &hooks, engines);
+  ASSERT_TRUE(bound(m, root_docker));
+  EXPECT_EQ(bound(m, root_docker)->name, "db");
+  ASSERT_TRUE(bound(m, root_podman));
+  EXPECT_EQ(bound(m, root_podman)->name, "honest");
+  EXPECT_EQ(bound(m, root_podman)->image, "") << "a user's answer never fills a root record's empty fields";
+  EXPECT_EQ(bound(m, root_podman)->namespace_, "");
+  ASSERT_TRUE(bound(m, bobs));
+  EXPECT_EQ(bound(m, bobs)->name, "bobs-app") << "bob's answer binds in bob's instance, whatever alice made";
+  EXPECT_FALSE(bound(m, fake_suffix)) << "root's record does not reach into a user's instance by a path suffix";
+  // Alice's own cgroups carry alice's answers: they are hers.
+  for (const Cg* own : {&fake_root_podman, &fake_bob, &fake_root_docker}) {
+    ASSERT_TRUE(bound(m, *own)) << own->path;
+    EXPECT_EQ(bound(m, *own)->name, "evil");
+  }
+  // Without root's docker engine, root's docker cgroup still gets nothing of alice's.
+  const EngineAnswers alice_only[] = {{&alice_answers, "podman", 1000}};
+  EXPECT_FALSE(bound(bind_records(cgroups, nullptr, alice_only), root_docker));
+  // Not even with a hook record for it: the hook is root's, the fill is not alice's to make.
+  hooks[kOther] = ContainerRecord{kOther, "", "", "", "", "", "/system.slice/docker-" + kOther + ".scope"};
+  const BoundRecords h = bind_records(cgroups, &hooks, alice_only);
+  ASSERT_TRUE(bound(h, root_docker));
+  EXPECT_EQ(bound(h, root_docker)->image, "");
+  EXPECT_FALSE(bound(h, fake_suffix)) << "a hook record binds outside the users' instances only";
 }
 
 // A Unix-socket server on its own thread: `respond` gets each request and
@@ -354,15 +420,23 @@ TEST(EngineClient, CacheAndQueueStayWithinTheirBounds) {
 }
 
 
-TEST(UserEngine, TheUidIsTheInnermostUserInstanceInThePath) {
-  EXPECT_EQ(user_instance_uid("user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" + kId + ".scope"), 1000u);
-  EXPECT_EQ(user_instance_uid("user.slice/user-0.slice/user@0.service/app.slice/x.service"), 0u);
-  EXPECT_EQ(user_instance_uid("a/user@1.service/b/user@4294967295.service/c"), 4294967295u);
-  EXPECT_EQ(user_instance_uid("machine.slice/libpod-" + kId + ".scope"), std::nullopt);
-  EXPECT_EQ(user_instance_uid("user.slice/user-1000.slice/session-3.scope"), std::nullopt);
-  EXPECT_EQ(user_instance_uid("user@.service/user@x1.service/user@4294967296.service/user@-1.service"), std::nullopt);
-  EXPECT_EQ(user_instance_uid("user@1000.serviceX/x"), std::nullopt);
-  EXPECT_EQ(user_instance_uid("/"), std::nullopt);
+TEST(UserEngine, TheOwnerIsTheUserInstanceDirectlyUnderTheUsersSlice) {
+  EXPECT_EQ(cgroup_owner("user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" + kId + ".scope"), 1000u);
+  EXPECT_EQ(cgroup_owner("user.slice/user-1000.slice/user@1000.service"), 1000u);
+  EXPECT_EQ(cgroup_owner("user.slice/user-0.slice/user@0.service/app.slice/x.service"), 0u);
+  EXPECT_EQ(cgroup_owner("user.slice/user-4294967295.slice/user@4294967295.service/c"), 4294967295u);
+  // A user's own directories named like another user's instance, deeper down: still theirs.
+  EXPECT_EQ(cgroup_owner("user.slice/user-1000.slice/user@1000.service/user.slice/user-1001.slice/user@1001.service/x"), 1000u);
+  EXPECT_EQ(cgroup_owner("a/user@1.service/b/user@4294967295.service/c"), std::nullopt) << "not at the top";
+  EXPECT_EQ(cgroup_owner("system.slice/docker-" + kId + ".scope/user.slice/user-7.slice/user@7.service"), std::nullopt);
+  EXPECT_EQ(cgroup_owner("user.slice/user-1000.slice/user@1001.service/x"), std::nullopt) << "two different uids";
+  EXPECT_EQ(cgroup_owner("machine.slice/libpod-" + kId + ".scope"), std::nullopt);
+  EXPECT_EQ(cgroup_owner("user.slice/user-1000.slice/session-3.scope"), std::nullopt);
+  EXPECT_EQ(cgroup_owner("user.slice/user-x1.slice/user@x1.service"), std::nullopt);
+  EXPECT_EQ(cgroup_owner("user.slice/user-4294967296.slice/user@4294967296.service"), std::nullopt);
+  EXPECT_EQ(cgroup_owner("user.slice/user-+1.slice/user@+1.service"), std::nullopt);
+  EXPECT_EQ(cgroup_owner("user.slice/user-1000.slice/user@1000.serviceX/x"), std::nullopt);
+  EXPECT_EQ(cgroup_owner("/"), std::nullopt);
 }
 
 TEST(UserEngine, TheSocketPatternTakesTheUid) {
@@ -468,6 +542,55 @@ TEST(UserEngine, RootlessContainersAreAskedOfTheirUsersEngineOnly) {
   c.set_config(off);
   c.run_pass();
   EXPECT_FALSE(c.latest()->engines[engine_of("podman")]);
+}
+
+// Alice makes directories named like other users' instances inside her own:
+// every container there is asked of her socket only, and her fakes take no
+// client slots (the uid is that of the instance directly under the slice).
+TEST(UserEngine, FakeUserInstancesInsideAUsersSubtreeAreThatUsers) {
+  std::mutex mu;
+  std::map<std::string, int> asked;  // socket -> lookups
+  const std::string pattern = temp_socket("podman-owner-%U");
+  std::vector<std::unique_ptr<FakeEngine>> fakes;
+  for (uint32_t uid : {1000u, 1001u, 2000u, 2001u}) {
+    const std::string sock = user_socket(pattern, uid);
+    fakes.push_back(std::make_unique<FakeEngine>(sock, [&, sock](const std::string& req) {
+      std::lock_guard lock(mu);
+      ++asked[sock];
+      return reply(200, inspect_json(asked_id(req), "from-" + sock, "img:1"));
+    }));
+  }
+  fixtures::Tree tree;
+  fixtures::CgroupSpec spec;
+  spec.current = 1 << 20;
+  const std::string alice = "user.slice/user-1000.slice/user@1000.service";
+  for (const std::string& d : {std::string("user.slice"), std::string("user.slice/user-1000.slice"), alice}) tree.add(d, spec);
+  for (int n = 0; n < 20; ++n) {
+    const std::string fake = alice + "/user-" + std::to_string(2000 + n) + ".slice";
+    tree.add(fake, spec);
+    tree.add(fake + "/user@" + std::to_string(2000 + n) + ".service", spec);
+    char id[65];
+    std::snprintf(id, sizeof id, "%064x", n + 1);
+    tree.add(fake + "/user@" + std::to_string(2000 + n) + ".service/libpod-" + id + ".scope", spec);
+  }
+  auto cfg = config::Config::builtin({4096, 1});
+  cfg.containers.records_dir = "";
+  cfg.containers.podman_user_socket = pattern;
+  cfg.collector.max_depth = 8;
+  cfg.resolve();
+  Collector c(tree.root(), cfg);
+  ASSERT_TRUE(eventually([&] {
+    c.run_pass();
+    std::lock_guard lock(mu);
+    return asked[user_socket(pattern, 1000)] == 20;
+  }));
+  for (int i = 0; i < 3; ++i) c.run_pass();
+  std::lock_guard lock(mu);
+  EXPECT_EQ(asked.size(), 1u) << "only alice's socket is asked";
+  for (const auto& v : c.latest()->cgroups)
+    if (!v.id->identity.container_id.empty()) {
+      EXPECT_EQ(c.latest()->identity(*v.id, "container_name"), "from-" + user_socket(pattern, 1000)) << v.id->path;
+    }
 }
 
 }  // namespace

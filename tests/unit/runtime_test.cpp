@@ -337,14 +337,17 @@ namespace {
 // container V's scope, gets V's id from its path but none of V's labels.
 TEST(CgroupsPath, ANestedLookAlikeGetsPathLabelsOnly) {
   const std::string v = std::string(64, 'b'), a = std::string(64, 'a');
-  auto records = std::make_shared<runtime::RecordMap>();
-  (*records)[v] = runtime::ContainerRecord{v, "victim", "secret:1", "pod-v", "ns-v", "", "machine.slice:libpod:" + v};
-  Snapshot snap;
-  snap.records = records;
+  runtime::RecordMap hooks;
+  hooks[v] = runtime::ContainerRecord{v, "victim", "secret:1", "pod-v", "ns-v", "", "machine.slice:libpod:" + v};
   const CgroupId real{"machine.slice/libpod-" + v + ".scope", 10, 2, runtime::identify("machine.slice/libpod-" + v + ".scope")};
   const std::string nested = "machine.slice/libpod-" + a + ".scope/libpod-" + v + ".scope";
   const CgroupId impostor{nested, 11, 3, runtime::identify(nested)};
   ASSERT_EQ(impostor.identity.container_id, v);
+  const runtime::BindCandidate cgroups[] = {
+      {impostor.path, impostor.depth, impostor.identity.container_id, impostor.identity.runtime},
+      {real.path, real.depth, real.identity.container_id, real.identity.runtime}};
+  Snapshot snap;
+  snap.records = std::make_shared<runtime::BoundRecords>(runtime::bind_records(cgroups, &hooks, {}));
   EXPECT_EQ(snap.identity(real, "container_name"), "victim");
   EXPECT_EQ(snap.identity(real, "image"), "secret:1");
   for (const char* label : {"container_name", "image", "pod", "namespace"}) EXPECT_EQ(snap.identity(impostor, label), "") << label;

@@ -122,7 +122,7 @@ TEST(ScrapeCache, TheIdentityHeadIsCompressedOnceWhileCgroupsRulesAndRecordsStay
   snap.pass = 4;
   (void)cache.get(snap, {4, nullptr}, true, n.render(snap));
   EXPECT_EQ(n.identity.load(), 2);
-  snap.records = std::make_shared<runtime::RecordMap>();
+  snap.records = std::make_shared<runtime::BoundRecords>();
   snap.pass = 5;
   (void)cache.get(snap, {5, nullptr}, true, n.render(snap));
   EXPECT_EQ(n.identity.load(), 3);
