@@ -4,7 +4,9 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <cstring>
+#include <thread>
 #include <map>
 #include <memory>
 
@@ -67,14 +69,27 @@ bool base64_decode(std::string_view in, std::string& out) {
   return true;
 }
 
-BasicAuth::BasicAuth(std::map<std::string, std::string> users) : users_(std::move(users)) {
-  std::map<int, int> costs;  // cost -> how many users have it
+BasicAuth::BasicAuth(std::map<std::string, std::string> users, Sleep sleep)
+    : users_(std::move(users)), sleep_(std::move(sleep)) {
+  if (!sleep_) sleep_ = [](std::chrono::nanoseconds d) { std::this_thread::sleep_for(d); };
+  int slowest = 0;
   for (const auto& [user, hash] : users_)
-    if (const int c = bcrypt_cost(hash); c >= 4 && c <= 31) ++costs[c];
-  int most = 0;
-  for (const auto& [cost, n] : costs)
-    if (n > most) most = n, dummy_cost_ = cost;
-  if (!users_.empty()) dummy_hash_ = make_dummy_hash(dummy_cost_);
+    if (const int c = bcrypt_cost(hash); c >= 4 && c <= 31) cost_[user] = c, slowest = std::max(slowest, c);
+  if (slowest) dummy_cost_ = slowest;
+  if (users_.empty()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  dummy_hash_ = make_dummy_hash(dummy_cost_);  // one run at that cost: its time is the first measure
+  slowest_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void BasicAuth::keep_verified(BasicAuth& old) {
+  std::set<Digest> carried;
+  {
+    std::lock_guard lock(old.cache_mu_);
+    carried = old.verified_;  // digests bind user, password and hash: a changed hash never matches
+  }
+  std::lock_guard lock(cache_mu_);
+  verified_.insert(carried.begin(), carried.end());
 }
 
 BasicAuth::Result BasicAuth::check(std::string_view authorization) {
@@ -106,9 +121,17 @@ BasicAuth::Result BasicAuth::check(std::string_view authorization) {
   do {
     if (in_progress >= kMaxVerifying) return Result::busy;
   } while (!verifying_.compare_exchange_weak(in_progress, in_progress + 1));
+  runs_.fetch_add(1);
+  const auto t0 = std::chrono::steady_clock::now();
   const bool ok = bcrypt_matches(password, hash) && it != users_.end();
+  const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   verifying_.fetch_sub(1);
-  if (!ok) return denied;
+  const int cost = it == users_.end() ? dummy_cost_ : (cost_.count(user) ? cost_.at(user) : dummy_cost_);
+  if (cost == dummy_cost_) slowest_ns_ = (3 * slowest_ns_.load() + took) / 4;  // follows the machine's speed
+  if (!ok) {
+    if (const int64_t pad = slowest_ns_.load() - took; cost < dummy_cost_ && pad > 0) sleep_(std::chrono::nanoseconds(pad));
+    return denied;
+  }
   std::lock_guard lock(cache_mu_);
   if (verified_.size() >= kMaxVerified) verified_.clear();
   verified_.insert(d);

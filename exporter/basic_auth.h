@@ -6,10 +6,17 @@
 // on at once; beyond that a check answers `busy` at once (HTTP 429) instead
 // of queueing, so a flood costs that many cores at most and never delays a
 // client whose credentials were verified before.
+//
+// A failed check takes as long whoever the user is: unknown users are checked
+// against a hash of the slowest configured cost, and a failure against a
+// cheaper user's hash is padded to the time a check at that cost took (so
+// timing tells neither which users exist nor their costs).
 #pragma once
 
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -20,7 +27,9 @@ namespace memcg::exporter {
 
 class BasicAuth {
  public:
-  explicit BasicAuth(std::map<std::string, std::string> users);  // user -> bcrypt hash
+  using Sleep = std::function<void(std::chrono::nanoseconds)>;
+  // users: user -> bcrypt hash. `sleep` pads failed checks (injected by tests).
+  explicit BasicAuth(std::map<std::string, std::string> users, Sleep sleep = {});
 
   enum class Result { ok, denied, busy };
 
@@ -28,23 +37,32 @@ class BasicAuth {
   // `authorization`: the request's Authorization header value (may be empty).
   Result check(std::string_view authorization);
 
-  // bcrypt runs in progress (tests).
+  // bcrypt runs in progress, and since start (tests).
   int verifying() const noexcept { return verifying_.load(); }
-  // The cost of the hash unknown users are checked against: that of the
-  // configured hashes (the most common one), so that timing does not tell
-  // which user names exist.
+  uint64_t bcrypt_runs() const noexcept { return runs_.load(); }
+  // The cost of the hash unknown users are checked against: the slowest of
+  // the configured hashes.
   int dummy_cost() const noexcept { return dummy_cost_; }
+  // How long a check at that cost takes, as last measured.
+  std::chrono::nanoseconds slowest() const noexcept { return std::chrono::nanoseconds(slowest_ns_.load()); }
+  // Credentials `old` verified stay verified here where the user's hash is
+  // the same (a reload does not send every client back to bcrypt).
+  void keep_verified(BasicAuth& old);
 
   static constexpr int kMaxVerifying = 2;
 
  private:
   using Digest = std::array<unsigned char, 32>;
   std::map<std::string, std::string> users_;
+  std::map<std::string, int> cost_;  // user -> the cost of their hash
   std::string dummy_hash_;
   int dummy_cost_ = 10;
+  std::atomic<int64_t> slowest_ns_{0};
+  Sleep sleep_;
   std::mutex cache_mu_;        // guards verified_ only: never held across bcrypt
   std::set<Digest> verified_;  // SHA-256(user, password, hash) of good credentials
   std::atomic<int> verifying_{0};
+  std::atomic<uint64_t> runs_{0};
   static constexpr size_t kMaxVerified = 256;
 };
 

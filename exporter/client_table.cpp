@@ -39,6 +39,29 @@ std::string ClientKey::str() const {
   return buf;
 }
 
+size_t ClientTable::per_client_limit(size_t max_total, size_t configured) noexcept {
+  return std::max<size_t>(1, std::min(configured, max_total / 8));
+}
+
+size_t ClientTable::open_of(const ClientKey& key) const noexcept {
+  const auto it = clients_.find(key);
+  return it == clients_.end() ? 0 : it->second.open;
+}
+
+void ClientTable::cancel(const ClientKey& key, uint64_t id) noexcept {
+  auto it = clients_.find(key);
+  if (it == clients_.end()) return;
+  auto& q = it->second.ready;
+  if (auto r = std::find(q.begin(), q.end(), id); r != q.end()) q.erase(r);
+}
+
+void ClientTable::finish(const ClientKey& key) noexcept {
+  auto it = clients_.find(key);
+  if (it == clients_.end() || it->second.served == 0) return;
+  --it->second.served;
+  --served_;
+}
+
 Refusal ClientTable::admit(const ClientKey& key) noexcept {
   if (open_ >= max_total_) return Refusal::total;
   Client& c = clients_[key];
@@ -57,6 +80,7 @@ std::optional<uint64_t> ClientTable::next() {
     for (auto it = from; it != to; ++it) {
       Client& c = it->second;
       if (c.ready.empty() || c.served >= share_) continue;
+      if (c.served > 0 && workers_ - served_ <= 1) continue;  // the last worker is for clients holding none
       const uint64_t id = c.ready.front();
       c.ready.pop_front();
       ++c.served;
@@ -75,7 +99,7 @@ void ClientTable::release(const ClientKey& key, uint64_t id, bool served) noexce
   auto it = clients_.find(key);
   if (it == clients_.end()) return;
   Client& c = it->second;
-  if (served) {
+  if (served && c.served > 0) {
     --c.served;
     --served_;
   } else if (auto r = std::find(c.ready.begin(), c.ready.end(), id); r != c.ready.end()) {

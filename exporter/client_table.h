@@ -3,13 +3,19 @@
 // sockets so the policy is tested without any.
 //
 //   admit    a new connection: refused when the client (an IPv4 address, an
-//            IPv6 /64) already holds max_per_client open connections, or the
-//            gate max_total; open connections cost a descriptor, no worker.
-//   ready    its request head has arrived: it waits for a worker.
-//   next     which ready connection gets the worker that is free: clients in
-//            turn (round robin), none holding more than its share of the
-//            workers, so one client's flood of complete requests cannot keep
-//            another's scrape waiting behind all of it.
+//            IPv6 /64) already holds its limit of open connections, or the
+//            gate max_total (the gate then evicts a connection of the
+//            biggest client instead, if it can); open connections cost a
+//            descriptor, no worker. The per-client limit is at most an
+//            eighth of max_total, so a small fd limit that lowers the total
+//            never lets one client hold all of it.
+//   ready    a connection's request has arrived whole: it waits for a worker.
+//   next     which ready request gets the worker that is free: clients in
+//            turn (round robin), none holding more than half the workers,
+//            and the last free worker only for a client holding none, so one
+//            client's flood of complete requests cannot keep another's
+//            scrape waiting behind all of it.
+//   finish   the worker answered: the connection stays open, without it.
 #pragma once
 
 #include <netinet/in.h>
@@ -39,8 +45,11 @@ enum class Refusal { none, per_client, total };
 class ClientTable {
  public:
   ClientTable(size_t max_total, size_t max_per_client, size_t workers) noexcept
-      : max_total_(max_total), max_per_client_(max_per_client), workers_(workers),
+      : max_total_(max_total), max_per_client_(per_client_limit(max_total, max_per_client)), workers_(workers),
         share_(workers > 1 ? workers / 2 : 1) {}
+
+  // The per-client limit in force: the configured one, at most max_total / 8.
+  static size_t per_client_limit(size_t max_total, size_t configured) noexcept;
 
   // A new connection `id` from `key`: none, or why it is refused.
   Refusal admit(const ClientKey& key) noexcept;
@@ -49,11 +58,17 @@ class ClientTable {
   // The next ready connection to serve, if a worker is free and a client with
   // ready connections is under its share; it then counts as served.
   std::optional<uint64_t> next();
-  // A connection closes: `served` if next() had returned it, `id` for one
-  // still waiting in a ready queue.
+  // A ready request of connection `id` leaves its queue without a worker.
+  void cancel(const ClientKey& key, uint64_t id) noexcept;
+  // The worker next() gave a request of `key`'s is free again.
+  void finish(const ClientKey& key) noexcept;
+  // A connection closes: `served` if a request of it is at a worker (next()
+  // returned it, finish() not yet), `id` for one still waiting in a ready queue.
   void release(const ClientKey& key, uint64_t id, bool served) noexcept;
 
   size_t open() const noexcept { return open_; }
+  size_t open_of(const ClientKey& key) const noexcept;
+  size_t per_client() const noexcept { return max_per_client_; }
   size_t served() const noexcept { return served_; }
   size_t share() const noexcept { return share_; }
 

@@ -7,6 +7,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,14 +18,18 @@
 #include <unordered_map>
 
 #include "exporter/client_table.h"
+#include "exporter/http_head.h"
+#include "exporter/private_socket.h"
+#include "exporter/tls_server.h"
 
 namespace memcg::exporter {
 namespace {
 
 using Steady = std::chrono::steady_clock;
 
-constexpr size_t kRelayBuffer = 64 * 1024;
-constexpr size_t kMaxHead = 16384;  // CivetWeb's max_request_size: a longer head is its to refuse
+constexpr size_t kMaxInput = ConnectionGate::kMaxHead + ConnectionGate::kMaxBody;
+constexpr size_t kMaxResponseHead = 64u << 10;  // CivetWeb's heads are a few hundred bytes
+constexpr size_t kKeepCapacity = 256u << 10;    // a kept-alive connection's buffers beyond this are given back
 constexpr auto kAcceptPause = std::chrono::milliseconds(100);  // after EMFILE: the backlog keeps them meanwhile
 
 // epoll data: the connection id (or listener index) and which socket.
@@ -76,33 +81,38 @@ sys::UniqueFd bind_listener(const std::string& addr, ListenPort& port) {
   return fd;
 }
 
-// Whether what a client sent so far is a whole request head (or as much as
-// CivetWeb would read of one), or for TLS, the whole first record.
-bool head_complete(std::string_view b, bool tls) noexcept {
-  if (b.size() >= kMaxHead) return true;
-  if (tls) {
-    if (b.empty()) return false;
-    if (static_cast<unsigned char>(b[0]) != 0x16) return true;  // not a TLS handshake: CivetWeb answers it
-    if (b.size() < 5) return false;
-    const size_t len = static_cast<size_t>(static_cast<unsigned char>(b[3])) << 8 | static_cast<unsigned char>(b[4]);
-    return b.size() >= 5 + len;
-  }
-  return b.find("\r\n\r\n") != std::string_view::npos || b.find("\n\n") != std::string_view::npos;
+uint64_t thread_cpu_ns() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-enum class State { head, queued, relay };
+//   handshake  TLS handshake in progress
+//   head       reading a request (idle: kept alive, nothing of it yet)
+//   queued     the request is whole, waiting for a worker
+//   serving    at a worker: relayed upstream, its response coming back
+//   writing    the worker is done; the rest of the response goes out
+//   closing    response sent, write side shut: reading out what the client sends
+enum class State { handshake, head, queued, serving, writing, closing };
 
 struct Conn {
   uint64_t id = 0;
   ClientKey key;
   sys::UniqueFd client, upstream;
+  std::unique_ptr<TlsSession> tls;
   State state = State::head;
-  Steady::time_point deadline;
-  // Relay: a buffer per direction, refilled only once emptied.
-  std::unique_ptr<char[]> to_up, to_client;
-  size_t up_off = 0, up_len = 0, client_off = 0, client_len = 0;
-  bool client_eof = false, upstream_eof = false, connecting = false;
+  bool idle = false;
+  Steady::time_point deadline, since;  // since: accepted, or the last response sent (eviction picks the oldest)
+  bool client_eof = false, keep_alive = false, is_head = false, close_after = false, response_head = false;
+  std::string in;                      // from the client, not yet relayed
+  std::string up;                      // the request for CivetWeb
+  size_t up_off = 0;
+  std::string raw;                     // CivetWeb's response before its head is complete
+  std::string out;                     // for the client
+  size_t out_off = 0;
   uint32_t client_events = 0, upstream_events = 0;  // what epoll watches now
+  size_t pending() const noexcept { return out.size() - out_off; }
+  bool waiting() const noexcept { return state == State::handshake || state == State::head; }
 };
 
 }  // namespace
@@ -113,18 +123,18 @@ struct ConnectionGate::Loop {
   std::vector<sys::UniqueFd> listeners;
   sys::UniqueFd epoll{::epoll_create1(EPOLL_CLOEXEC)};
   sys::UniqueFd wake{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
-  std::atomic<int> upstream_port{0};
-  std::atomic<bool> tls{false};
+  const PrivateSocket* upstream = nullptr;
+  std::mutex tls_mu;  // guards tls only
+  std::shared_ptr<SSL_CTX> tls;
   std::atomic<bool> stop{false};
   ClientTable table;
   std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns;
   uint64_t next_id = 1;
+  size_t buffered = 0;  // response bytes held for clients, all connections
   Steady::time_point accept_paused_until{};
   bool accept_paused = false;
-  std::vector<char> peek = std::vector<char>(kMaxHead);
 
-  Loop(GateOptions opts, GateStats& s)
-      : o(std::move(opts)), stats(s), table(o.max_open, o.max_per_client, o.workers) {}
+  Loop(GateOptions opts, GateStats& s) : o(std::move(opts)), stats(s), table(o.max_open, o.max_per_client, o.workers) {}
 
   void watch(int fd, uint64_t data, uint32_t events, int op = EPOLL_CTL_ADD) {
     epoll_event ev{};
@@ -140,14 +150,42 @@ struct ConnectionGate::Loop {
     }
   }
 
+  std::shared_ptr<SSL_CTX> current_tls() {
+    std::lock_guard lock(tls_mu);
+    return tls;
+  }
+
   void publish() {
     stats.relayed.store(table.served(), std::memory_order_relaxed);
     stats.waiting.store(table.open() - table.served(), std::memory_order_relaxed);
+    stats.buffered_bytes.store(buffered, std::memory_order_relaxed);
   }
 
   void close_conn(Conn& c) {
-    table.release(c.key, c.id, c.state == State::relay);
+    table.release(c.key, c.id, c.state == State::serving);
+    buffered -= c.pending();
     conns.erase(c.id);  // closes both sockets, which leaves the epoll set
+  }
+
+  // --- accepting -------------------------------------------------------
+
+  // Every connection is taken: the oldest waiting connection of the client
+  // holding the most goes, if that client holds more than `key`'s would.
+  bool evict_for(const ClientKey& key) {
+    Conn* victim = nullptr;
+    size_t most = table.open_of(key) + 1;
+    for (auto& [id, c] : conns) {
+      if (!c->waiting()) continue;
+      const size_t n = table.open_of(c->key);
+      if (n > most || (victim && n == most && c->key == victim->key && c->since < victim->since)) {
+        victim = c.get();
+        most = n;
+      }
+    }
+    if (!victim) return false;
+    stats.evicted.fetch_add(1, std::memory_order_relaxed);
+    close_conn(*victim);
+    return true;
   }
 
   void accept_from(int lfd) {
@@ -168,141 +206,311 @@ struct ConnectionGate::Loop {
       }
       sys::UniqueFd sock(fd);
       const ClientKey key = client_key(peer);
-      switch (table.admit(key)) {
-        case Refusal::per_client: stats.refused_per_client.fetch_add(1, std::memory_order_relaxed); continue;
-        case Refusal::total: stats.refused_total.fetch_add(1, std::memory_order_relaxed); continue;
-        case Refusal::none: break;
-      }
+      Refusal r = table.admit(key);
+      if (r == Refusal::total && evict_for(key)) r = table.admit(key);
+      if (r == Refusal::per_client) stats.refused_per_client.fetch_add(1, std::memory_order_relaxed);
+      if (r == Refusal::total) stats.refused_total.fetch_add(1, std::memory_order_relaxed);
+      if (r != Refusal::none) continue;
       stats.accepted.fetch_add(1, std::memory_order_relaxed);
-      auto c = std::make_unique<Conn>();
-      c->id = next_id++;
-      c->key = key;
-      c->client = std::move(sock);
-      c->deadline = Steady::now() + o.head_timeout;
-      // Edge-triggered while the head arrives: the bytes are only peeked at,
-      // so a level-triggered fd would stay ready and spin.
-      c->client_events = EPOLLIN | EPOLLRDHUP | EPOLLET;
-      watch(c->client.get(), tag(c->id, kClient), c->client_events);
-      conns.emplace(c->id, std::move(c));
+      open_conn(std::move(sock), key);
     }
   }
 
-  void check_head(Conn& c) {
-    const ssize_t n = ::recv(c.client.get(), peek.data(), peek.size(), MSG_PEEK);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return close_conn(c);
-    if (n < 0 || !head_complete({peek.data(), static_cast<size_t>(n)}, tls.load())) return;
+  void open_conn(sys::UniqueFd sock, const ClientKey& key) {
+    auto c = std::make_unique<Conn>();
+    c->id = next_id++;
+    c->key = key;
+    c->client = std::move(sock);
+    c->since = Steady::now();
+    c->deadline = c->since + o.head_timeout;
+    if (auto ctx = current_tls()) {
+      c->tls = std::make_unique<TlsSession>(ctx, c->client.get());
+      c->state = State::handshake;
+    }
+    watch(c->client.get(), tag(c->id, kClient), 0);
+    Conn& ref = *c;
+    conns.emplace(c->id, std::move(c));
+    pump(ref);
+  }
+
+  // --- the client side -------------------------------------------------
+
+  // Reads what the client sent into c.in (up to kMaxInput); false when the
+  // connection is broken and was closed.
+  bool read_client(Conn& c) {
+    while (!c.client_eof && c.in.size() < kMaxInput) {
+      char buf[16384];
+      const size_t want = std::min(sizeof buf, kMaxInput - c.in.size());
+      const ssize_t n = c.tls ? c.tls->read(buf, want) : ::recv(c.client.get(), buf, want, 0);
+      if (n > 0) {
+        c.in.append(buf, static_cast<size_t>(n));
+        stats.bytes_received.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+      } else if (n == 0) {
+        c.client_eof = true;
+      } else if (c.tls ? c.tls->failed() : (errno != EAGAIN && errno != EINTR)) {
+        close_conn(c);
+        return false;
+      } else {
+        break;
+      }
+    }
+    return true;
+  }
+
+  // Writes what is pending for the client; false when closed.
+  bool write_client(Conn& c) {
+    bool progressed = false;
+    while (c.pending() > 0) {
+      const size_t len = std::min(c.pending(), kRelayChunk);
+      const ssize_t n = c.tls ? c.tls->write(c.out.data() + c.out_off, len)
+                              : ::send(c.client.get(), c.out.data() + c.out_off, len, MSG_NOSIGNAL);
+      if (n > 0) {
+        c.out_off += static_cast<size_t>(n);
+        buffered -= static_cast<size_t>(n);
+        stats.bytes_sent.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+        progressed = true;
+      } else if (n < 0 && !c.tls && errno == EINTR) {
+        continue;
+      } else if (n < 0 && (c.tls ? !c.tls->failed() : errno == EAGAIN)) {
+        break;
+      } else {
+        close_conn(c);
+        return false;
+      }
+    }
+    if (progressed && c.state != State::serving) c.deadline = Steady::now() + o.head_timeout;
+    if (c.pending() == 0) {
+      c.out.clear();
+      c.out_off = 0;
+      if (c.out.capacity() > kKeepCapacity) std::string().swap(c.out);
+    }
+    return true;
+  }
+
+  // A request of c.in is whole: queued for a worker, or refused by the gate.
+  void take_request(Conn& c) {
+    if (c.idle && !c.in.empty()) {  // the next request began: it has the head timeout from here
+      c.idle = false;
+      c.deadline = Steady::now() + o.head_timeout;
+    }
+    const HeadCheck check = check_request(c.in, kMaxHead, kMaxBody);
+    if (check.status == HeadCheck::Status::incomplete ||
+        (check.status == HeadCheck::Status::ok && c.in.size() < check.head.total()))
+      return;
+    if (check.status == HeadCheck::Status::refused) {
+      c.in.clear();
+      respond_from_gate(c, check.code, check.reason);
+      return;
+    }
+    const RequestHead& h = check.head;
+    c.up = upstream_head(std::string_view(c.in).substr(h.skipped, h.head_len));
+    c.up.append(c.in, h.skipped + h.head_len, h.body_len);
+    c.up_off = 0;
+    c.in.erase(0, h.total());
+    c.keep_alive = h.keep_alive;
+    c.is_head = h.is_head;
+    c.response_head = false;
+    c.close_after = false;
     c.state = State::queued;
-    // Ready for a worker; only a hang-up is watched until one is free (a
-    // client may half-close after its request, which is not a reason to drop it).
-    c.client_events = 0;
-    watch(c.client.get(), tag(c.id, kClient), 0, EPOLL_CTL_MOD);
-    c.deadline = Steady::now() + o.head_timeout + std::chrono::seconds(60);
+    c.deadline = Steady::now() + o.head_timeout;
     table.ready(c.key, c.id);
   }
 
-  void start_relays() {
-    while (auto id = table.next()) {
-      auto it = conns.find(*id);
-      if (it == conns.end()) continue;
-      Conn& c = *it->second;
-      c.state = State::relay;
-      sockaddr_in up{};
-      up.sin_family = AF_INET;
-      up.sin_port = htons(static_cast<uint16_t>(upstream_port.load()));
-      up.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      c.upstream = sys::UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-      if (!c.upstream.valid() ||
-          (::connect(c.upstream.get(), reinterpret_cast<sockaddr*>(&up), sizeof up) != 0 && errno != EINPROGRESS)) {
-        close_conn(c);
-        continue;
-      }
-      const int one = 1;
-      ::setsockopt(c.upstream.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      c.connecting = true;
-      c.to_up = std::make_unique<char[]>(kRelayBuffer);
-      c.to_client = std::make_unique<char[]>(kRelayBuffer);
-      c.deadline = Steady::now() + relay_idle();
-      c.upstream_events = 0;
-      watch(c.upstream.get(), tag(c.id, kUpstream), 0);
-      update_interest(c);
+  void respond_from_gate(Conn& c, int code, const std::string& reason) {
+    const std::string r = gate_response(code, reason);
+    c.out.append(r);
+    buffered += r.size();
+    c.close_after = true;
+    c.state = State::writing;
+    c.deadline = Steady::now() + o.head_timeout;
+  }
+
+  // The response is out: the next request (kept alive), or closing.
+  void finish_response(Conn& c) {
+    c.raw.clear();
+    c.up.clear();
+    if (c.up.capacity() > kKeepCapacity) std::string().swap(c.up);
+    if (c.close_after || !c.keep_alive || c.client_eof) {
+      start_closing(c);
+      return;
+    }
+    c.state = State::head;
+    c.idle = c.in.empty();
+    c.since = Steady::now();
+    c.deadline = c.since + (c.idle ? o.idle_timeout : o.head_timeout);
+  }
+
+  // Shuts the write side and reads out what the client still sends, so
+  // that closing does not reset the response's tail on its way.
+  void start_closing(Conn& c) {
+    if (c.tls) c.tls->shutdown();
+    ::shutdown(c.client.get(), SHUT_WR);
+    c.state = State::closing;
+    c.in.clear();
+    c.deadline = Steady::now() + kLinger;
+  }
+
+  // Reads out and drops what a closing client sends; closes at its end.
+  void drain_closing(Conn& c) {
+    for (;;) {
+      char buf[16384];
+      const ssize_t n = ::recv(c.client.get(), buf, sizeof buf, 0);
+      if (n > 0) continue;
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) return update_interest(c);
+      return close_conn(c);
     }
   }
 
-  // A relayed connection moving no byte for this long is dropped: CivetWeb
-  // closes idle keep-alive connections well before (web.idle_timeout), and
-  // a client that stopped reading its response would otherwise stay forever.
-  Duration relay_idle() const { return o.head_timeout + o.idle_timeout + std::chrono::seconds(1); }
+  // Moves one connection on as far as it can go without blocking.
+  // `hangup`: the client's FIN was reported (read it in any state).
+  void pump(Conn& c, bool hangup = false) {
+    if (c.state == State::handshake) {
+      if (!c.tls->handshake()) {
+        if (c.tls->failed()) return close_conn(c);
+        return update_interest(c);
+      }
+      c.state = State::head;
+    }
+    if (c.state == State::closing) return drain_closing(c);
+    if ((c.state == State::head || hangup) && !read_client(c)) return;
+    if (c.state == State::head) {
+      take_request(c);
+      if (c.state == State::head && c.client_eof) return close_conn(c);  // gone before a whole request
+    }
+    if (c.pending() > 0 && !write_client(c)) return;
+    if (c.state == State::writing && c.pending() == 0) {
+      finish_response(c);
+      if (c.state == State::closing) return drain_closing(c);
+      if (!c.in.empty() || (c.tls && c.tls->pending())) return pump(c);  // a pipelined request, already here
+    }
+    update_interest(c);
+  }
 
   void update_interest(Conn& c) {
-    uint32_t ce = 0, ue = 0;
-    if (!c.client_eof && c.up_len == 0) ce |= EPOLLIN | EPOLLRDHUP;
-    if (c.client_len > 0) ce |= EPOLLOUT;
-    if (c.client_len == 0 && !c.connecting && !c.upstream_eof) ue |= EPOLLIN;
-    if (c.up_len > 0 || c.connecting) ue |= EPOLLOUT;
+    const bool room = !c.client_eof && c.in.size() < kMaxInput;
+    uint32_t ce = room ? static_cast<uint32_t>(EPOLLRDHUP) : 0u;
+    if ((c.state == State::head || c.state == State::closing) && room) ce |= EPOLLIN;
+    if (c.pending() > 0) ce |= EPOLLOUT;
+    if (c.tls && c.tls->want() == TlsSession::Want::read) ce |= EPOLLIN;
+    if (c.tls && c.tls->want() == TlsSession::Want::write) ce |= EPOLLOUT;
     if (ce != c.client_events) {
       c.client_events = ce;
       watch(c.client.get(), tag(c.id, kClient), ce, EPOLL_CTL_MOD);
     }
-    if (ue != c.upstream_events) {
-      c.upstream_events = ue;
-      watch(c.upstream.get(), tag(c.id, kUpstream), ue, EPOLL_CTL_MOD);
+    if (!c.upstream.valid()) return;
+    uint32_t ue = 0;
+    if (c.up_off < c.up.size()) ue |= EPOLLOUT;
+    if (may_read_upstream(c)) ue |= EPOLLIN;
+    // Not watched at all while it may not be read: a hang-up would be
+    // reported over and over, level-triggered, with nothing to do about it.
+    if (ue == c.upstream_events) return;
+    if (ue == 0) ::epoll_ctl(epoll.get(), EPOLL_CTL_DEL, c.upstream.get(), nullptr);
+    else watch(c.upstream.get(), tag(c.id, kUpstream), ue, c.upstream_events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD);
+    c.upstream_events = ue;
+  }
+
+  // --- the upstream side -----------------------------------------------
+
+  bool may_read_upstream(const Conn& c) const noexcept { return c.pending() < kRelayChunk || buffered < kMaxBuffered; }
+  Duration serve_timeout() const { return o.head_timeout + o.idle_timeout + std::chrono::seconds(1); }
+
+  void start_requests() {
+    while (auto id = table.next()) {
+      auto it = conns.find(*id);
+      if (it == conns.end()) continue;  // not reached: a closed connection leaves the queue
+      Conn& c = *it->second;
+      c.upstream = upstream->connect();
+      if (!c.upstream.valid()) {
+        table.finish(c.key);
+        respond_from_gate(c, 503, "the web server takes no connection now");
+        pump(c);
+        continue;
+      }
+      c.state = State::serving;
+      c.deadline = Steady::now() + serve_timeout();
+      c.upstream_events = 0;
+      relay_upstream(c);
     }
   }
 
-  // Writes what is buffered; false when the connection must close.
-  static bool flush(int fd, const char* buf, size_t& off, size_t& len, bool& progressed) {
-    while (off < len) {
-      const ssize_t w = ::send(fd, buf + off, len - off, MSG_NOSIGNAL);
-      if (w > 0) {
-        off += static_cast<size_t>(w);
-        progressed = true;
-      } else if (w < 0 && errno == EINTR) {
-        continue;
-      } else {
-        return w < 0 && errno == EAGAIN;
-      }
+  // Appends what CivetWeb sent: the head, once whole, with the client's own
+  // keep-alive; the body as it comes. False when the response is broken.
+  bool take_response(Conn& c, const char* data, size_t n) {
+    if (c.response_head) {
+      c.out.append(data, n);
+      buffered += n;
+      return true;
     }
-    off = len = 0;
+    c.raw.append(data, n);
+    const ResponseHead h = find_response_head(c.raw, c.is_head);
+    if (h.head_len == 0) return c.raw.size() <= kMaxResponseHead;
+    c.response_head = true;
+    c.close_after = !h.delimited;
+    const size_t before = c.out.size();
+    c.out.append(client_head(std::string_view(c.raw).substr(0, h.head_len), c.keep_alive && h.delimited));
+    c.out.append(c.raw, h.head_len);
+    buffered += c.out.size() - before;
+    c.raw.clear();
     return true;
   }
 
-  void relay(Conn& c, Tag side, uint32_t events) {
-    bool progressed = false;
-    if (side == kUpstream && c.connecting && (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
-      int err = 0;
-      socklen_t len = sizeof err;
-      ::getsockopt(c.upstream.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-      if (err != 0) return close_conn(c);
-      c.connecting = false;
+  // The worker is done (CivetWeb closed its end): the response goes out.
+  void upstream_done(Conn& c) {
+    c.upstream.reset();
+    c.upstream_events = 0;
+    table.finish(c.key);
+    c.state = State::writing;
+    c.deadline = Steady::now() + o.head_timeout;
+    if (!c.response_head) {
+      c.raw.clear();
+      respond_from_gate(c, 502, "the web server gave no response");
     }
-    if (side == kClient && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && !c.client_eof && c.up_len == 0) {
-      const ssize_t n = ::recv(c.client.get(), c.to_up.get(), kRelayBuffer, 0);
+  }
+
+  void relay_upstream(Conn& c) {
+    bool progressed = false, done = false;
+    while (c.up_off < c.up.size()) {
+      const ssize_t w = ::send(c.upstream.get(), c.up.data() + c.up_off, c.up.size() - c.up_off, MSG_NOSIGNAL);
+      if (w > 0) c.up_off += static_cast<size_t>(w), progressed = true;
+      else if (w < 0 && errno == EINTR) continue;
+      else {
+        done = !(w < 0 && errno == EAGAIN);
+        break;
+      }
+    }
+    while (!done && may_read_upstream(c)) {
+      char buf[65536];
+      const ssize_t n = ::recv(c.upstream.get(), buf, sizeof buf, 0);
       if (n > 0) {
-        c.up_len = static_cast<size_t>(n);
         progressed = true;
-      } else if (n == 0) {
-        c.client_eof = true;
-      } else if (errno != EAGAIN && errno != EINTR) {
+        if (!take_response(c, buf, static_cast<size_t>(n))) c.close_after = true, c.response_head = false, done = true;
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else {
+        done = !(n < 0 && errno == EAGAIN);
+        break;
+      }
+    }
+    if (progressed) c.deadline = Steady::now() + serve_timeout();
+    if (done) upstream_done(c);
+    pump(c);
+  }
+
+  // --- time ------------------------------------------------------------
+
+  void expire(Conn& c) {
+    switch (c.state) {
+      case State::handshake:
+      case State::head:
+        if (!c.idle) stats.head_timeouts.fetch_add(1, std::memory_order_relaxed);
         return close_conn(c);
-      }
+      case State::queued:
+        table.cancel(c.key, c.id);
+        respond_from_gate(c, 503, "no worker was free within web.request_timeout");
+        return pump(c);
+      default: return close_conn(c);
     }
-    if (side == kUpstream && !c.connecting && !c.upstream_eof && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && c.client_len == 0) {
-      const ssize_t n = ::recv(c.upstream.get(), c.to_client.get(), kRelayBuffer, 0);
-      if (n > 0) {
-        c.client_len = static_cast<size_t>(n);
-        progressed = true;
-      } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-        // CivetWeb closed the connection (keep-alive over, Connection: close,
-        // an error): the exchange is over once the client has the rest.
-        c.upstream_eof = true;
-      }
-    }
-    if (!c.connecting && !flush(c.upstream.get(), c.to_up.get(), c.up_off, c.up_len, progressed)) return close_conn(c);
-    if (!flush(c.client.get(), c.to_client.get(), c.client_off, c.client_len, progressed)) return close_conn(c);
-    if (c.upstream_eof && c.client_len == 0) return close_conn(c);
-    if (c.client_eof && c.up_len == 0 && !c.connecting) ::shutdown(c.upstream.get(), SHUT_WR);  // the request is all sent
-    if (progressed) c.deadline = Steady::now() + relay_idle();
-    update_interest(c);
   }
 
   void sweep(Steady::time_point now) {
@@ -313,11 +521,8 @@ struct ConnectionGate::Loop {
     std::vector<uint64_t> expired;
     for (auto& [id, c] : conns)
       if (now >= c->deadline) expired.push_back(id);
-    for (uint64_t id : expired) {
-      Conn& c = *conns.at(id);
-      if (c.state == State::head) stats.head_timeouts.fetch_add(1, std::memory_order_relaxed);
-      close_conn(c);
-    }
+    for (uint64_t id : expired)
+      if (auto it = conns.find(id); it != conns.end()) expire(*it->second);
   }
 
   // When the loop must wake without an event: the earliest deadline of a
@@ -327,6 +532,22 @@ struct ConnectionGate::Loop {
     Steady::time_point t = accept_paused ? accept_paused_until : Steady::time_point::max();
     for (const auto& [id, c] : conns) t = std::min(t, c->deadline);
     return t;
+  }
+
+  void on_event(uint64_t data, uint32_t ev) {
+    const auto t = static_cast<Tag>(data & 3);
+    const uint64_t id = data >> 2;
+    if (t == kWake) return;
+    if (t == kListener) {
+      if (id < listeners.size()) accept_from(listeners[id].get());
+      return;
+    }
+    auto it = conns.find(id);
+    if (it == conns.end()) return;  // closed earlier in this batch
+    Conn& c = *it->second;
+    if (t == kUpstream) return c.upstream.valid() ? relay_upstream(c) : void();
+    if (ev & (EPOLLHUP | EPOLLERR)) return close_conn(c);  // reset, or both directions closed: in every state
+    pump(c, (ev & EPOLLRDHUP) != 0);
   }
 
   void run() {
@@ -340,37 +561,19 @@ struct ConnectionGate::Loop {
         const auto ms = std::chrono::ceil<std::chrono::milliseconds>(due - Steady::now()).count();
         timeout = static_cast<int>(std::clamp<int64_t>(ms, 0, 60'000));
       }
+      const bool over_budget = buffered >= kMaxBuffered;
       const int n = ::epoll_wait(epoll.get(), events.data(), static_cast<int>(events.size()), timeout);
-      for (int i = 0; i < n; ++i) {
-        const uint64_t data = events[static_cast<size_t>(i)].data.u64;
-        const uint32_t ev = events[static_cast<size_t>(i)].events;
-        const auto t = static_cast<Tag>(data & 3);
-        const uint64_t id = data >> 2;
-        if (t == kWake) continue;
-        if (t == kListener) {
-          if (id < listeners.size()) accept_from(listeners[id].get());
-          continue;
-        }
-        auto it = conns.find(id);
-        if (it == conns.end()) continue;  // closed earlier in this batch
-        Conn& c = *it->second;
-        switch (c.state) {
-          case State::head:
-            if (ev & (EPOLLHUP | EPOLLERR)) close_conn(c);
-            else check_head(c);
-            break;
-          case State::queued:
-            if (ev & (EPOLLHUP | EPOLLERR)) close_conn(c);
-            break;
-          case State::relay: relay(c, t, ev); break;
-        }
-      }
-      start_relays();
+      for (int i = 0; i < n; ++i) on_event(events[static_cast<size_t>(i)].data.u64, events[static_cast<size_t>(i)].events);
+      if (over_budget && buffered < kMaxBuffered)  // responses held back for the budget may flow again
+        for (auto& [id, c] : conns)
+          if (c->state == State::serving) update_interest(*c);
+      start_requests();
       if (const auto now = Steady::now(); now >= due) {
         sweep(now);
-        start_relays();
+        start_requests();
       }
       publish();
+      stats.cpu_ns.store(thread_cpu_ns(), std::memory_order_relaxed);
     }
   }
 };
@@ -385,10 +588,15 @@ ConnectionGate::ConnectionGate(GateOptions o, GateStats& stats) : loop_(std::mak
   }
 }
 
-void ConnectionGate::start(int upstream_port, bool tls) {
-  loop_->tls.store(tls);
-  loop_->upstream_port.store(upstream_port);
+void ConnectionGate::start(const PrivateSocket& upstream, std::shared_ptr<SSL_CTX> tls) {
+  loop_->upstream = &upstream;
+  set_tls(std::move(tls));
   if (!thread_.joinable()) thread_ = std::thread([this] { loop_->run(); });
+}
+
+void ConnectionGate::set_tls(std::shared_ptr<SSL_CTX> tls) {
+  std::lock_guard lock(loop_->tls_mu);
+  loop_->tls = std::move(tls);
 }
 
 ConnectionGate::~ConnectionGate() {

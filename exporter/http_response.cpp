@@ -2,7 +2,6 @@
 
 #include <CivetServer.h>
 #include <malloc.h>
-#include <strings.h>
 
 #include <cstring>
 #include <ctime>
@@ -28,17 +27,6 @@ const ServerContext* server_context(mg_connection* conn) {
   return server ? static_cast<const ServerContext*>(server->getUserContext()) : nullptr;
 }
 
-// Whether CivetWeb keeps the connection after this response (its
-// should_keep_alive(): keep-alive is on; HTTP/1.1 unless "Connection: close",
-// HTTP/1.0 only with "Connection: keep-alive").
-bool keeps_alive(mg_connection* conn) {
-  const mg_request_info* ri = mg_get_request_info(conn);
-  const char* c = mg_get_header(conn, "Connection");
-  auto has = [c](const char* token) { return c && strcasestr(c, token) != nullptr; };
-  if (c) return has("keep-alive") && !has("close");
-  return ri && ri->http_version && std::string_view(ri->http_version) == "1.1";
-}
-
 }  // namespace
 
 // The response head is written here rather than with mg_response_header_*:
@@ -54,7 +42,7 @@ void respond(mg_connection* conn, int code, std::string_view type, std::string_v
     head.append(name).append(": ").append(value).append("\r\n");
   };
   if (const ServerContext* ctx = server_context(conn))
-    for (const auto& [name, value] : ctx->headers) add(name, value);
+    for (const auto& [name, value] : ctx->settings()->headers) add(name, value);
   add("Content-Type", type);
   add("Content-Length", std::to_string(body.size()));
   add("Cache-Control", "no-store");
@@ -68,7 +56,9 @@ void respond(mg_connection* conn, int code, std::string_view type, std::string_v
   struct tm tm {};
   char date[64];
   if (gmtime_r(&now, &tm) && std::strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm) > 0) add("Date", date);
-  add("Connection", keeps_alive(conn) ? "keep-alive" : "close");
+  // One request per connection from the gate, which says the client's own
+  // keep-alive (connection_gate.h).
+  add("Connection", "close");
   head.append("\r\n");
   const mg_request_info* ri = mg_get_request_info(conn);
   const bool is_head = ri && ri->request_method && std::string_view(ri->request_method) == "HEAD";

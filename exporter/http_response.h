@@ -4,6 +4,8 @@
 // client accepts it.
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,10 +18,31 @@ namespace memcg::exporter {
 inline constexpr const char* kTextFormat = "text/plain; version=0.0.4; charset=utf-8";
 inline constexpr const char* kPlainText = "text/plain; charset=utf-8";
 
-// What every response carries besides its own headers: the web config's
-// http_server_config.headers. Reached through CivetServer's user context.
-struct ServerContext {
+class BasicAuth;
+
+// What the web config file says of every request: the extra response
+// headers (http_server_config.headers) and basic auth (null: none). A reload
+// swaps it whole; a request uses the one it started with.
+struct WebSettings {
   std::vector<std::pair<std::string, std::string>> headers;
+  std::shared_ptr<BasicAuth> auth;
+};
+
+// Reached through CivetServer's user context.
+class ServerContext {
+ public:
+  std::shared_ptr<const WebSettings> settings() const {
+    std::lock_guard lock(mu_);
+    return settings_;
+  }
+  void set(std::shared_ptr<const WebSettings> s) {
+    std::lock_guard lock(mu_);
+    settings_ = std::move(s);
+  }
+
+ private:
+  mutable std::mutex mu_;  // held only to copy or swap the pointer
+  std::shared_ptr<const WebSettings> settings_ = std::make_shared<WebSettings>();
 };
 
 // The request's path as sent (no URL decoding).

@@ -1,6 +1,8 @@
-// The HTTP listener (CivetWeb worker threads): its options, TLS from the web
-// config file, basic auth on every path, and the endpoints of
-// http_routes.h. No files are served. Unknown paths get 404, wrong methods 405.
+// The HTTP server: the connection gate in front (public sockets, TLS from
+// the web config file, one whole request at a time; connection_gate.h) and
+// CivetWeb's workers behind it on a private socket, with basic auth on every
+// path and the endpoints of http_routes.h. No files are served. Unknown
+// paths get 404, wrong methods 405.
 #pragma once
 
 #include <memory>
@@ -29,10 +31,11 @@ class HttpServer {
   std::vector<ListenPort> ports() const;
 
   // Applies a (re)loaded web config file — TLS certificate and key, client
-  // CA, basic auth users, headers — without closing the listening sockets:
-  // a new server starts behind the gate, new connections go to it, and the
-  // old one stops once the requests it serves are answered. Throws
-  // std::runtime_error (e.g. an unreadable key) and then changes nothing.
+  // CA, basic auth users, headers — without closing any socket: new TLS
+  // connections get the new certificate (open ones keep their session), and
+  // requests from then on the new users and headers. Nothing is restarted,
+  // so no request in flight is dropped. Throws std::runtime_error (e.g. an
+  // unreadable key, a key that does not match) and then changes nothing.
   void reload(const WebConfigFile* web_file);
 
  private:
@@ -40,12 +43,12 @@ class HttpServer {
   config::WebConfig web_;
   WebBackend& backend_;
   std::unique_ptr<ConnectionGate> gate_;  // the public sockets, in front of instance_
-  std::unique_ptr<Instance> instance_;    // CivetWeb on an ephemeral loopback port
+  std::unique_ptr<Instance> instance_;    // CivetWeb on the private socket
 };
 
 // Descriptors the web server holds at most, for the fd budget: the gate's
-// (ConnectionGate::fd_reserve: every open client connection, two per relayed
-// one), CivetWeb's queue and the TLS key file.
+// (ConnectionGate::fd_reserve: every open client connection, two per
+// request at a worker) and CivetWeb's queue.
 uint64_t web_fd_reserve(const config::WebConfig& web) noexcept;
 
 // web.max_open_connections as the fd limit allows: at most a quarter of the

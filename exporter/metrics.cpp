@@ -284,15 +284,16 @@ const MetricDef kTable[] = {
    "Time taken by the previous /metrics request to build, serialize and compress the response.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(x.status.last_scrape_seconds.load()); }},
   {"memcg_exporter_cpu_seconds_total", Profile::lean, MetricType::Counter, "phase",
-   "CPU time of the daemon by what it did: phase=probe (the cheap files of every cgroup, propagation, decisions, publishing the snapshot), read (memory.stat re-reads with memory.peak, memory.pressure and limits), rescan (discovery), scrape (answering /metrics). process_cpu_seconds_total minus their sum is the rest (HTTP connections, logging, start-up).", nullptr,
+   "CPU time of the daemon by what it did: phase=probe (the cheap files of every cgroup, propagation, decisions, publishing the snapshot), read (memory.stat re-reads with memory.peak, memory.pressure and limits), rescan (discovery), scrape (answering /metrics), http (the connection gate: accepting, TLS, reading requests, relaying responses). process_cpu_seconds_total minus their sum is the rest (CivetWeb outside the handlers, logging, start-up).", nullptr,
    [](const Ctx& x, Sink& s) {
      s.add(to_seconds(x.snap.probe_cpu), {{"phase", "probe"}});
      s.add(to_seconds(x.snap.read_cpu), {{"phase", "read"}});
      s.add(to_seconds(x.snap.rescan_cpu), {{"phase", "rescan"}});
      s.add(static_cast<double>(x.status.scrape_cpu.ns.load()) / 1e9, {{"phase", "scrape"}});
+     s.add(static_cast<double>(x.status.http.cpu_ns.load()) / 1e9, {{"phase", "http"}});
    }},
   {"memcg_exporter_http_connections", Profile::lean, MetricType::Gauge, "state",
-   "Client connections open: state=waiting (request head not complete yet, or waiting for a worker; costs a descriptor, no worker) or relayed (served by a worker).", nullptr,
+   "Client connections open: state=relayed (a request of theirs is at a worker now) or waiting (every other: in a TLS handshake, sending a request, waiting for a worker, idle between requests, or being written a response; costs a descriptor, no worker).", nullptr,
    [](const Ctx& x, Sink& s) {
      s.add(d(x.status.http.waiting.load()), {{"state", "waiting"}});
      s.add(d(x.status.http.relayed.load()), {{"state", "relayed"}});
@@ -306,6 +307,18 @@ const MetricDef kTable[] = {
      s.add(d(x.status.http.refused_per_client.load()), {{"reason", "per_client"}});
      s.add(d(x.status.http.refused_total.load()), {{"reason", "max_open"}});
    }},
+  {"memcg_exporter_http_connections_evicted_total", Profile::lean, MetricType::Counter, "",
+   "Client connections closed to let another client in: every web.max_open_connections was taken, and the oldest waiting connection of the client holding the most went.", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(d(x.status.http.evicted.load())); }},
+  {"memcg_exporter_http_bytes_total", Profile::lean, MetricType::Counter, "direction",
+   "Bytes the connection gate received from clients (direction=received) and sent to them (sent), as HTTP (inside TLS).", nullptr,
+   [](const Ctx& x, Sink& s) {
+     s.add(d(x.status.http.bytes_received.load()), {{"direction", "received"}});
+     s.add(d(x.status.http.bytes_sent.load()), {{"direction", "sent"}});
+   }},
+  {"memcg_exporter_http_response_buffer_bytes", Profile::lean, MetricType::Gauge, "",
+   "Response bytes the connection gate holds for clients now: read from a worker at once, written at the client's pace (at most 32 MiB in all; beyond it, 64 KiB per connection).", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(d(x.status.http.buffered_bytes.load())); }},
   {"memcg_exporter_http_request_head_timeouts_total", Profile::lean, MetricType::Counter, "",
    "Client connections closed because their request head was not complete within web.request_timeout (idle or trickling clients).", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.status.http.head_timeouts.load())); }},

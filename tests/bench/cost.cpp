@@ -110,6 +110,8 @@ struct Reading {
   double cgroups = 0;
   double reads = 0;  // memcg_exporter_stat_reads_total, every reason
   std::map<std::string, double> reasons;  // ... by reason
+  std::map<std::string, double> http_bytes;  // memcg_exporter_http_bytes_total by direction
+  double buffered = 0;                       // memcg_exporter_http_response_buffer_bytes
   bool ok = false;
 };
 
@@ -123,6 +125,8 @@ Reading scrape(int port, pid_t pid) {
   r.process = process_cpu(pid);
   const std::string body = gunzip(http_get(port, "/metrics", "Accept-Encoding: gzip\r\n"));
   const std::string key = "memcg_exporter_cpu_seconds_total{phase=\"";
+  const std::string kBytes = "memcg_exporter_http_bytes_total{direction=\"";
+  const std::string kBuffered = "memcg_exporter_http_response_buffer_bytes ";
   for (size_t pos = 0; (pos = body.find('\n', pos)) != std::string::npos;) {
     ++pos;
     if (body.compare(pos, key.size(), key) == 0) {
@@ -130,6 +134,11 @@ Reading scrape(int port, pid_t pid) {
       r.phase[body.substr(pos + key.size(), q - pos - key.size())] = std::atof(body.c_str() + body.find(' ', q) + 1);
     } else if (body.compare(pos, 23, "memcg_exporter_cgroups ") == 0) {
       r.cgroups = std::atof(body.c_str() + pos + 23);
+    } else if (body.compare(pos, kBytes.size(), kBytes) == 0) {
+      const size_t at = pos + kBytes.size();
+      r.http_bytes[body.substr(at, body.find('"', at) - at)] = std::atof(body.c_str() + body.find(' ', pos) + 1);
+    } else if (body.compare(pos, kBuffered.size(), kBuffered) == 0) {
+      r.buffered = std::atof(body.c_str() + pos + kBuffered.size());
     } else if (body.compare(pos, 40, "memcg_exporter_stat_reads_total{reason=\"") == 0) {
       const double v = std::atof(body.c_str() + body.find(' ', pos) + 1);
       r.reads += v;
@@ -270,7 +279,7 @@ int main(int argc, char** argv) {
     if (bare_us > 0) std::printf(" %.2fx |", per(cpu) / bare_us);
     std::printf("\n");
   };
-  for (const char* p : {"probe", "read", "rescan", "scrape"}) {
+  for (const char* p : {"probe", "read", "rescan", "scrape", "http"}) {
     const double cpu = last.phase[p] - first.phase[p];
     phases += cpu;
     row(p, cpu);
@@ -283,11 +292,17 @@ int main(int argc, char** argv) {
   // pass, telling systemd, waking up), the web server's threads outside the
   // /metrics handler (accepting, reading requests, other routes), the rest.
   const double scrape_phase = last.phase["scrape"] - first.phase["scrape"];
-  const double collector_rest = (last.process.collector - first.process.collector) - (phases - scrape_phase);
+  const double gate_phase = last.phase["http"] - first.phase["http"];  // the connection gate's own thread
+  const double collector_rest = (last.process.collector - first.process.collector) - (phases - scrape_phase - gate_phase);
   const double http_rest = (last.process.http - first.process.http) - scrape_phase;
   std::printf("COST\nCOST other by thread: collector outside its phases %.3f ms, web server outside /metrics %.3f ms, "
               "other threads %.3f ms\n",
-              collector_rest * 1e3, http_rest * 1e3, (last.process.rest - first.process.rest) * 1e3);
+              collector_rest * 1e3, http_rest * 1e3, (last.process.rest - first.process.rest - gate_phase) * 1e3);
+  // The front's own cost: the gate's CPU (the http row) per byte it relayed.
+  const double in = last.http_bytes["received"] - first.http_bytes["received"];
+  const double out = last.http_bytes["sent"] - first.http_bytes["sent"];
+  std::printf("COST front: %.0f bytes received, %.0f sent, %.2f us of gate CPU per KiB sent, %.0f response bytes buffered at the last sample\n",
+              in, out, out > 0 ? gate_phase * 1e6 / (out / 1024) : 0.0, last.buffered);
   if (reads > 0) {
     const double per_read = (last.phase["read"] - first.phase["read"]) / reads * 1e6;
     std::printf("COST\nCOST re-read: %.0f memory.stat reads, %.1f us each in the read phase (peak, pressure, limits when due)", reads, per_read);

@@ -21,7 +21,7 @@ def test_decomposition_adds_up():
         print(out.stdout)
         rows = {m.group(1): (float(m.group(2)), float(m.group(3)))
                 for m in re.finditer(r"^COST \| ([^|]+?) \| ([0-9.-]+) ms \| ([0-9.-]+) \|", out.stdout, re.M)}
-        for part in ("probe", "read", "rescan", "scrape", "whole daemon"):
+        for part in ("probe", "read", "rescan", "scrape", "http", "whole daemon"):
             assert part in rows, (part, out.stdout)
         # Passes, reads, rescans and four scrapes all happened in 4 s.
         for part in ("probe", "read", "rescan", "scrape"):
@@ -35,6 +35,8 @@ def test_decomposition_adds_up():
         other = rows["other (HTTP connections, logging)"][0]
         assert abs(sum(float(x) for x in t.groups()) - other) < 0.01, out.stdout
         assert re.search(r"bare loop over (\d+) cgroups", out.stdout), out.stdout
+        front = re.search(r"^COST front: (\d+) bytes received, (\d+) sent", out.stdout, re.M)
+        assert front and int(front.group(1)) > 0 and int(front.group(2)) > 0, out.stdout  # the scrapes went through the gate
         assert "| bare memory.current loop |" in out.stdout
         # The re-read floor ran paced like the daemon (max_age 1 s: reads every second).
         m = re.search(r"re-read: (\d+) memory.stat reads.*paced like the daemon ([0-9.]+) us: ([0-9.]+)x", out.stdout)

@@ -37,16 +37,55 @@ TEST(ClientKey, Ipv4MappedIsIpv4AndIpv6IsItsSlash64) {
 }
 
 TEST(ClientTable, PerClientAndTotalLimitsRefuseAtOnce) {
-  ClientTable t(5, 3, 8);
+  ClientTable t(40, 3, 8);
   const auto a = v4("10.0.0.1"), b = v4("10.0.0.2");
   for (int i = 0; i < 3; ++i) EXPECT_EQ(t.admit(a), Refusal::none);
   EXPECT_EQ(t.admit(a), Refusal::per_client);
   EXPECT_EQ(t.admit(b), Refusal::none);
-  EXPECT_EQ(t.admit(b), Refusal::none);
-  EXPECT_EQ(t.admit(b), Refusal::total);
-  EXPECT_EQ(t.open(), 5u);
+  EXPECT_EQ(t.open(), 4u);
+  EXPECT_EQ(t.open_of(a), 3u);
   t.release(a, 1, false);
   EXPECT_EQ(t.admit(a), Refusal::none) << "a closed connection frees its place";
+  ClientTable full(10, 100, 8);
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(full.admit(v4(("10.1.0." + std::to_string(i)).c_str())), Refusal::none);
+  EXPECT_EQ(full.admit(v4("10.2.0.1")), Refusal::total);
+}
+
+// A small fd limit lowers the total; the per-client limit follows, so one
+// client never holds it all (the issue: 16 open at most, 64 per client).
+TEST(ClientTable, ThePerClientLimitScalesWithTheTotal) {
+  EXPECT_EQ(ClientTable::per_client_limit(1024, 64), 64u);
+  EXPECT_EQ(ClientTable::per_client_limit(16, 64), 2u);
+  EXPECT_EQ(ClientTable::per_client_limit(5, 64), 1u);
+  ClientTable t(16, 64, 8);
+  const auto a = v4("10.0.0.1");
+  EXPECT_EQ(t.admit(a), Refusal::none);
+  EXPECT_EQ(t.admit(a), Refusal::none);
+  EXPECT_EQ(t.admit(a), Refusal::per_client);
+}
+
+// Two busy clients cannot take every worker between them: the last free
+// one waits for a client holding none.
+TEST(ClientTable, TheLastWorkerIsForAClientHoldingNone) {
+  ClientTable t(100, 100, 8);  // share 4
+  const auto a = v4("10.0.0.1"), b = v4("10.0.0.2"), prom = v4("10.0.0.3");
+  uint64_t id = 1;
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_EQ(t.admit(i % 2 ? b : a), Refusal::none);
+    t.ready(i % 2 ? b : a, id++);
+  }
+  int given = 0;
+  while (t.next()) ++given;
+  EXPECT_EQ(given, 7) << "4 + 3: one worker stays free";
+  ASSERT_EQ(t.admit(prom), Refusal::none);
+  t.ready(prom, 100);
+  EXPECT_EQ(t.next(), 100u);
+  EXPECT_EQ(t.served(), 8u);
+  // A worker that answered is free again; the connection stays open.
+  t.finish(prom);
+  EXPECT_EQ(t.served(), 7u);
+  EXPECT_EQ(t.open_of(prom), 1u);
+  EXPECT_EQ(t.next(), std::nullopt) << "a and b hold 4 and 3: the free worker is still kept";
 }
 
 TEST(ClientTable, OnlyReadyConnectionsGetWorkersAndNoClientMoreThanHalf) {

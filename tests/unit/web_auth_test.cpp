@@ -97,6 +97,45 @@ TEST(BasicAuth, AFloodCannotStarveVerifiedClientsAndNeverQueues) {
 
 // Unknown users are checked against a hash of the configured cost, so the
 // time a wrong answer takes does not tell whether the user exists.
+// A failed check of a cheap user's password is padded to the time of a
+// check at the slowest configured cost (the unknown users' dummy hash): a
+// user whose cost differs from the rest was told apart by timing.
+TEST(BasicAuth, FailedChecksArePaddedToTheSlowestCost) {
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  ASSERT_NE(crypt_gensalt_rn("$2b$", 8, nullptr, 0, salt, sizeof salt), nullptr);
+  crypt_data data{};
+  const std::string eight = crypt_rn("x", salt, &data, sizeof data);
+  std::vector<std::chrono::nanoseconds> pads;
+  BasicAuth auth({{"cheap", bcrypt_hash("s3cret")}, {"dear", eight}}, [&](std::chrono::nanoseconds d) { pads.push_back(d); });
+  EXPECT_EQ(auth.dummy_cost(), 8);
+  ASSERT_GT(auth.slowest().count(), 0);
+  EXPECT_EQ(auth.check(basic("cheap:wrong")), BasicAuth::Result::denied);
+  ASSERT_EQ(pads.size(), 1u) << "the cheap user's failure is padded";
+  EXPECT_GT(pads[0].count(), 0);
+  EXPECT_LE(pads[0], auth.slowest());
+  EXPECT_EQ(auth.check(basic("dear:wrong")), BasicAuth::Result::denied);
+  EXPECT_EQ(auth.check(basic("nobody:wrong")), BasicAuth::Result::denied);
+  EXPECT_EQ(pads.size(), 1u) << "checks at the slowest cost need none";
+  EXPECT_EQ(auth.check(basic("cheap:s3cret")), BasicAuth::Result::ok);
+  EXPECT_EQ(pads.size(), 1u) << "a success is not padded";
+}
+
+// A reload keeps what was verified for users whose hash did not change.
+TEST(BasicAuth, AReloadKeepsVerifiedCredentials) {
+  const std::string hash = bcrypt_hash("s3cret");
+  BasicAuth old({{"prom", hash}});
+  ASSERT_EQ(old.check(basic("prom:s3cret")), BasicAuth::Result::ok);
+  BasicAuth next({{"prom", hash}, {"new", bcrypt_hash("x")}});
+  next.keep_verified(old);
+  EXPECT_EQ(next.check(basic("prom:s3cret")), BasicAuth::Result::ok);
+  EXPECT_EQ(next.bcrypt_runs(), 0u) << "no bcrypt for a credential verified before the reload";
+  BasicAuth changed({{"prom", bcrypt_hash("s3cret")}});
+  changed.keep_verified(old);
+  EXPECT_EQ(changed.check(basic("prom:s3cret")), BasicAuth::Result::ok);
+  EXPECT_EQ(changed.bcrypt_runs(), 1u) << "verified again against the new hash";
+  EXPECT_EQ(changed.check(basic("prom:wrong")), BasicAuth::Result::denied);
+}
+
 TEST(BasicAuth, TheDummyHashHasTheCostOfTheConfiguredHashes) {
   EXPECT_EQ(BasicAuth({{"a", bcrypt_hash("x")}, {"b", bcrypt_hash("y")}}).dummy_cost(), 4);
   char salt[CRYPT_GENSALT_OUTPUT_SIZE];
@@ -104,7 +143,7 @@ TEST(BasicAuth, TheDummyHashHasTheCostOfTheConfiguredHashes) {
   crypt_data data{};
   const std::string five = crypt_rn("z", salt, &data, sizeof data);
   EXPECT_EQ(BasicAuth({{"a", five}}).dummy_cost(), 5);
-  EXPECT_EQ(BasicAuth({{"a", five}, {"b", bcrypt_hash("x")}, {"c", bcrypt_hash("y")}}).dummy_cost(), 4) << "the most common";
+  EXPECT_EQ(BasicAuth({{"a", five}, {"b", bcrypt_hash("x")}, {"c", bcrypt_hash("y")}}).dummy_cost(), 5) << "the slowest";
 }
 
 TEST(WebConfig, ParsesTheFormat) {
