@@ -1,0 +1,54 @@
+// The gate's reading of request and response heads (exporter/http_head.h).
+#include <gtest/gtest.h>
+
+#include "exporter/http_head.h"
+
+namespace memcg::exporter {
+namespace {
+
+HeadCheck check(const std::string& in) { return check_request(in, 16384, 65536); }
+
+TEST(HttpHead, ARequestEndsAtItsBlankLineAndItsBody) {
+  EXPECT_EQ(check("GET /metrics HTTP/1.1\r\nHost: x\r\n").status, HeadCheck::Status::incomplete);
+  auto c = check("\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\n\r\n");
+  ASSERT_EQ(c.status, HeadCheck::Status::ok);
+  EXPECT_EQ(c.head.skipped, 2u);
+  EXPECT_EQ(c.head.head_len, 34u);
+  EXPECT_TRUE(c.head.keep_alive);
+  c = check("POST /api/v1/refresh HTTP/1.1\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
+  ASSERT_EQ(c.status, HeadCheck::Status::ok);
+  EXPECT_EQ(c.head.body_len, 5u);
+  EXPECT_FALSE(c.head.keep_alive);
+  EXPECT_EQ(c.head.total(), c.head.head_len + 5);
+  EXPECT_FALSE(check("GET / HTTP/1.0\r\n\r\n").head.keep_alive);
+  EXPECT_TRUE(check("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n").head.keep_alive);
+  EXPECT_TRUE(check("HEAD / HTTP/1.1\r\n\r\n").head.is_head);
+}
+
+TEST(HttpHead, RefusedHeadsCarryTheirStatus) {
+  EXPECT_EQ(check("GET / HTTP/1.1\r\nX-A: b\r\n c\r\n\r\n").code, 400) << "folded with a space";
+  EXPECT_EQ(check("GET / HTTP/1.1\r\nX-A: b\r\n\tc\r\n\r\n").code, 400) << "folded with a tab";
+  EXPECT_EQ(check("POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n").code, 400);
+  EXPECT_EQ(check("POST / HTTP/1.1\r\nContent-Length: 0 46\r\n\r\n").code, 400);
+  EXPECT_EQ(check("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").code, 411);
+  EXPECT_EQ(check("POST / HTTP/1.1\r\nContent-Length: 70000\r\n\r\n").code, 413);
+  EXPECT_EQ(check("GET / HTTP/1.1\r\nX: " + std::string(17000, 'a')).code, 431);
+  EXPECT_NE(gate_response(400, "why").find("Connection: close\r\n"), std::string::npos);
+}
+
+TEST(HttpHead, UpstreamGetsOneRequestAndTheClientItsOwnKeepAlive) {
+  const std::string up = upstream_head("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nKeep-Alive: 5\r\nExpect: 100-continue\r\nAccept: */*\r\n\r\n");
+  EXPECT_EQ(up, "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: */*\r\nConnection: close\r\n\r\n");
+  const std::string resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+  const ResponseHead h = find_response_head(resp, false);
+  EXPECT_EQ(h.status, 200);
+  EXPECT_TRUE(h.delimited);
+  EXPECT_EQ(resp.substr(h.head_len), "ok");
+  EXPECT_EQ(client_head(resp.substr(0, h.head_len), true), "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\n");
+  EXPECT_FALSE(find_response_head("HTTP/1.1 200 OK\r\n\r\nbody until close", false).delimited);
+  EXPECT_TRUE(find_response_head("HTTP/1.1 200 OK\r\n\r\n", true).delimited) << "a HEAD response has no body";
+  EXPECT_EQ(find_response_head("HTTP/1.1 200 OK\r\nContent-", false).head_len, 0u);
+}
+
+}  // namespace
+}  // namespace memcg::exporter
