@@ -107,7 +107,7 @@ panel("Exporter CPU by phase", [(f"sum by (instance, phase) (rate(memcg_exporter
 panel("HTTP connections", [(f"sum by (instance, state) (memcg_exporter_http_connections{{{I}}})", "{{instance}} {{state}}"),
                            (f"sum by (instance, reason) (rate(memcg_exporter_http_connections_refused_total{{{I}}}[{RI}]))", "{{instance}} refused/s {{reason}}"),
                            (f"rate(memcg_exporter_http_request_head_timeouts_total{{{I}}}[{RI}])", "{{instance}} head timeouts/s")], "short",
-      description="waiting: connected, request not complete yet (no worker held); relayed: served by a worker. Refusals and head timeouts mean clients beyond the per-client or total limits, or idle/slow ones.")
+      description="relayed: a request at a worker now; waiting: every other open connection (handshake, request arriving, queued, idle, response being written; no worker held). Refusals and head timeouts mean clients beyond the per-client or total limits, or idle/slow ones.")
 panel("Exporter RSS", [(f"process_resident_memory_bytes{{{I}}}", "{{instance}}")], "bytes")
 
 def var(name, query, label):
