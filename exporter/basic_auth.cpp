@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
 #include <map>
 #include <memory>
+#include <thread>
 
 namespace memcg::exporter {
 namespace {
@@ -74,7 +74,7 @@ BasicAuth::BasicAuth(std::map<std::string, std::string> users, Sleep sleep)
   if (!sleep_) sleep_ = [](std::chrono::nanoseconds d) { std::this_thread::sleep_for(d); };
   int slowest = 0;
   for (const auto& [user, hash] : users_)
-    if (const int c = bcrypt_cost(hash); c >= 4 && c <= 31) cost_[user] = c, slowest = std::max(slowest, c);
+    if (const int c = bcrypt_cost(hash); c >= 4 && c <= 31) slowest = std::max(slowest, c);
   if (slowest) dummy_cost_ = slowest;
   if (users_.empty()) return;
   const auto t0 = std::chrono::steady_clock::now();
@@ -126,7 +126,7 @@ BasicAuth::Result BasicAuth::check(std::string_view authorization) {
   const bool ok = bcrypt_matches(password, hash) && it != users_.end();
   const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   verifying_.fetch_sub(1);
-  const int cost = it == users_.end() ? dummy_cost_ : (cost_.count(user) ? cost_.at(user) : dummy_cost_);
+  const int cost = bcrypt_cost(hash);  // the dummy's for an unknown user
   if (cost == dummy_cost_) slowest_ns_ = (3 * slowest_ns_.load() + took) / 4;  // follows the machine's speed
   if (!ok) {
     if (const int64_t pad = slowest_ns_.load() - took; cost < dummy_cost_ && pad > 0) sleep_(std::chrono::nanoseconds(pad));

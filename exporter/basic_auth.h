@@ -54,7 +54,6 @@ class BasicAuth {
  private:
   using Digest = std::array<unsigned char, 32>;
   std::map<std::string, std::string> users_;
-  std::map<std::string, int> cost_;  // user -> the cost of their hash
   std::string dummy_hash_;
   int dummy_cost_ = 10;
   std::atomic<int64_t> slowest_ns_{0};

@@ -7,7 +7,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <time.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -79,12 +79,6 @@ sys::UniqueFd bind_listener(const std::string& addr, ListenPort& port) {
                                                 : reinterpret_cast<sockaddr_in&>(bound).sin_port);
   port.ipv6 = dual;
   return fd;
-}
-
-uint64_t thread_cpu_ns() noexcept {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 //   handshake  TLS handshake in progress
@@ -484,7 +478,7 @@ struct ConnectionGate::Loop {
       const ssize_t n = ::recv(c.upstream.get(), buf, sizeof buf, 0);
       if (n > 0) {
         progressed = true;
-        if (!take_response(c, buf, static_cast<size_t>(n))) c.close_after = true, c.response_head = false, done = true;
+        if (!take_response(c, buf, static_cast<size_t>(n))) done = true;  // no head: upstream_done answers 502
       } else if (n < 0 && errno == EINTR) {
         continue;
       } else {
@@ -573,7 +567,6 @@ struct ConnectionGate::Loop {
         start_requests();
       }
       publish();
-      stats.cpu_ns.store(thread_cpu_ns(), std::memory_order_relaxed);
     }
   }
 };
@@ -591,7 +584,13 @@ ConnectionGate::ConnectionGate(GateOptions o, GateStats& stats) : loop_(std::mak
 void ConnectionGate::start(const PrivateSocket& upstream, std::shared_ptr<SSL_CTX> tls) {
   loop_->upstream = &upstream;
   set_tls(std::move(tls));
-  if (!thread_.joinable()) thread_ = std::thread([this] { loop_->run(); });
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this] { loop_->run(); });
+  clockid_t clock{};
+  if (::pthread_getcpuclockid(thread_.native_handle(), &clock) == 0) {
+    loop_->stats.cpu_clock.store(clock);
+    loop_->stats.cpu_clock_set.store(true, std::memory_order_release);
+  }
 }
 
 void ConnectionGate::set_tls(std::shared_ptr<SSL_CTX> tls) {
@@ -600,6 +599,8 @@ void ConnectionGate::set_tls(std::shared_ptr<SSL_CTX> tls) {
 }
 
 ConnectionGate::~ConnectionGate() {
+  (void)loop_->stats.cpu_ns();  // the last reading stays
+  loop_->stats.cpu_clock_set.store(false);
   loop_->stop.store(true);
   const uint64_t one = 1;
   (void)::write(loop_->wake.get(), &one, sizeof one);

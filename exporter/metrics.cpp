@@ -290,7 +290,7 @@ const MetricDef kTable[] = {
      s.add(to_seconds(x.snap.read_cpu), {{"phase", "read"}});
      s.add(to_seconds(x.snap.rescan_cpu), {{"phase", "rescan"}});
      s.add(static_cast<double>(x.status.scrape_cpu.ns.load()) / 1e9, {{"phase", "scrape"}});
-     s.add(static_cast<double>(x.status.http.cpu_ns.load()) / 1e9, {{"phase", "http"}});
+     s.add(static_cast<double>(x.status.http.cpu_ns()) / 1e9, {{"phase", "http"}});
    }},
   {"memcg_exporter_http_connections", Profile::lean, MetricType::Gauge, "state",
    "Client connections open: state=relayed (a request of theirs is at a worker now) or waiting (every other: in a TLS handshake, sending a request, waiting for a worker, idle between requests, or being written a response; costs a descriptor, no worker).", nullptr,

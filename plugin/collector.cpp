@@ -148,10 +148,15 @@ void Collector::bind_records(bool rescanned) {
   auto hooks = records_ ? records_->records() : nullptr;
   std::array<uint64_t, runtime::kEngineCount> gen{};
   for (size_t k = 0; k < runtime::kEngineCount; ++k) gen[k] = engines_[k] ? engines_[k]->generation() : 0;
-  std::vector<std::pair<uint32_t, uint64_t>> user_gen;
-  for (const auto& [uid, engine] : user_engines_) user_gen.emplace_back(uid, engine->generation());
-  if (!rescanned && merged_ && hooks == merged_hooks_ && gen == merged_engine_gen_ && user_gen == merged_user_gen_)
-    return;
+  // Compared in place: this runs every pass, and a quiet one allocates nothing.
+  const auto same_user_gen = [&] {
+    if (user_engines_.size() != merged_user_gen_.size()) return false;
+    size_t i = 0;
+    for (const auto& [uid, engine] : user_engines_)
+      if (merged_user_gen_[i++] != std::pair{uid, engine->generation()}) return false;
+    return true;
+  };
+  if (!rescanned && merged_ && hooks == merged_hooks_ && gen == merged_engine_gen_ && same_user_gen()) return;
   const bool any_engine = !user_engines_.empty() || std::any_of(engines_.begin(), engines_.end(), [](auto& e) { return e != nullptr; });
   if (!hooks && !any_engine) {
     merged_.reset();
@@ -177,7 +182,8 @@ void Collector::bind_records(bool rescanned) {
   merged_ = std::make_shared<const runtime::BoundRecords>(runtime::bind_records(cgroups, hooks.get(), answers));
   merged_hooks_ = std::move(hooks);
   merged_engine_gen_ = gen;
-  merged_user_gen_ = std::move(user_gen);
+  merged_user_gen_.clear();
+  for (const auto& [uid, engine] : user_engines_) merged_user_gen_.emplace_back(uid, engine->generation());
 }
 
 bool Collector::request_refresh(config::Glob glob) {
@@ -373,6 +379,48 @@ void Collector::read_wanted(TimePoint now, PassReport& report) {
   }
 }
 
+// An engine that is on: its client's counts, a users' podman engines' with
+// podman's (one series per engine, not per user), and those of clients
+// since dropped (a user's last container gone, a reload), so the counters
+// never go back.
+std::array<std::optional<runtime::EngineStats>, runtime::kEngineCount> Collector::engine_stats() const {
+  std::array<std::optional<runtime::EngineStats>, runtime::kEngineCount> out;
+  const size_t podman = runtime::engine_of("podman");
+  for (size_t k = 0; k < runtime::kEngineCount; ++k) {
+    const bool on = !config_.containers.engine_socket(k).empty() ||
+                    (k == podman && !config_.containers.podman_user_socket.empty());
+    if (!on) continue;
+    runtime::EngineStats total;
+    total.lookups = retired_lookups_[k];
+    auto add = [&](const runtime::EngineClient& c) {
+      const runtime::EngineStats s = c.stats();
+      for (size_t r = 0; r < runtime::kLookupResultCount; ++r) total.lookups[r] += s.lookups[r];
+      total.cached += s.cached;
+    };
+    if (engines_[k]) add(*engines_[k]);
+    if (k == podman)
+      for (const auto& [uid, engine] : user_engines_) add(*engine);
+    out[k] = total;
+  }
+  return out;
+}
+
+// The cgroups' ids and rules, rebuilt only when the set or a rule changed.
+std::shared_ptr<const Roster> Collector::shared_roster() {
+  if (roster_ && roster_generation_ == table_.generation()) return roster_;
+  const auto& entries = table_.entries();
+  auto r = std::make_shared<Roster>();
+  r->ids.reserve(entries.size());
+  r->settings.reserve(entries.size());
+  for (const auto& e : entries) {
+    r->ids.push_back(e.id);
+    r->settings.push_back(e.settings);
+  }
+  roster_ = std::move(r);
+  roster_generation_ = table_.generation();
+  return roster_;
+}
+
 void Collector::publish(TimePoint started, Duration probe_from) {
   auto snap = std::make_shared<Snapshot>();
   snap->pass = ++passes_;
@@ -382,18 +430,7 @@ void Collector::publish(TimePoint started, Duration probe_from) {
   snap->root_ok = table_.root_ok();
   snap->root = root_;
   const auto& entries = table_.entries();
-  if (!roster_ || roster_generation_ != table_.generation()) {
-    auto r = std::make_shared<Roster>();
-    r->ids.reserve(entries.size());
-    r->settings.reserve(entries.size());
-    for (const auto& e : entries) {
-      r->ids.push_back(e.id);
-      r->settings.push_back(e.settings);
-    }
-    roster_ = std::move(r);
-    roster_generation_ = table_.generation();
-  }
-  snap->roster = roster_;
+  snap->roster = shared_roster();
   snap->cgroups.reserve(entries.size());
   for (const auto& e : entries) snap->events_polled += e.events_polled ? 1u : 0u;
   for (const auto& e : entries)
@@ -422,27 +459,7 @@ void Collector::publish(TimePoint started, Duration probe_from) {
   counters_.pass_seconds.observe(to_seconds(snap->pass_duration));
   snap->pass_seconds = counters_.pass_seconds;
   snap->records = merged_;
-  // An engine that is on: its client's counts, a users' podman engines' with
-  // podman's (one series per engine, not per user), and those of clients
-  // since dropped (a user's last container gone, a reload), so the counters
-  // never go back.
-  const size_t podman = runtime::engine_of("podman");
-  for (size_t k = 0; k < runtime::kEngineCount; ++k) {
-    const bool on = !config_.containers.engine_socket(k).empty() ||
-                    (k == podman && !config_.containers.podman_user_socket.empty());
-    if (!on) continue;
-    runtime::EngineStats total;
-    total.lookups = retired_lookups_[k];
-    auto add = [&](const runtime::EngineClient& c) {
-      const runtime::EngineStats s = c.stats();
-      for (size_t r = 0; r < runtime::kLookupResultCount; ++r) total.lookups[r] += s.lookups[r];
-      total.cached += s.cached;
-    };
-    if (engines_[k]) add(*engines_[k]);
-    if (k == podman)
-      for (const auto& [uid, engine] : user_engines_) add(*engine);
-    snap->engines[k] = total;
-  }
+  snap->engines = engine_stats();
   // The probe phase runs to here: dropping the gone and building a snapshot
   // of every cgroup are the pass's own work too (left out, they were part
   // of the "rest" of process_cpu_seconds_total the phases should explain).

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -76,6 +77,8 @@ class Collector {
   void decide(TimePoint now, PassReport& report);  // probes taken: which cgroups want a read -> wanted_
   void read_wanted(TimePoint now, PassReport& report);
   void publish(TimePoint started, Duration probe_from);
+  std::array<std::optional<runtime::EngineStats>, runtime::kEngineCount> engine_stats() const;
+  std::shared_ptr<const Roster> shared_roster();
   void mark_forced();   // refresh requests from other threads -> CgroupEntry::forced
   void count_skip(CgroupEntry& e, PassReport& report) noexcept;
   void refresh_records(bool rescanned, TimePoint now, PassReport& report);

@@ -20,7 +20,7 @@ std::optional<uint32_t> uid_in(std::string_view part, std::string_view prefix, s
   const std::string_view digits = part.substr(prefix.size(), part.size() - prefix.size() - suffix.size());
   uint32_t v = 0;
   const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-  if (r.ec != std::errc{} || r.ptr != digits.data() + digits.size() || digits.front() == '+') return std::nullopt;
+  if (r.ec != std::errc{} || r.ptr != digits.data() + digits.size()) return std::nullopt;
   return v;
 }
 

@@ -164,168 +164,208 @@ void open_all(const std::string& dir, const char* file, std::vector<int>& fds) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+struct Options {
   int port = 9756;
   pid_t pid = 0;
   double seconds = 60, every = 15;
   std::string bare;
+};
+
+// false (after saying why) on a usage error.
+bool parse_options(int argc, char** argv, Options& o) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--port") port = std::atoi(v.c_str());
-    else if (k == "--pid") pid = static_cast<pid_t>(std::atoi(v.c_str()));
-    else if (k == "--seconds") seconds = std::atof(v.c_str());
-    else if (k == "--scrape-every") every = std::atof(v.c_str());
-    else if (k == "--bare") bare = v;
+    if (k == "--port") o.port = std::atoi(v.c_str());
+    else if (k == "--pid") o.pid = static_cast<pid_t>(std::atoi(v.c_str()));
+    else if (k == "--seconds") o.seconds = std::atof(v.c_str());
+    else if (k == "--scrape-every") o.every = std::atof(v.c_str());
+    else if (k == "--bare") o.bare = v;
     else {
       std::fprintf(stderr, "memcg-cost: unknown option %s\n", k.c_str());
-      return 64;
+      return false;
     }
   }
-  if (pid <= 0 || every <= 0 || seconds < every) {
+  if (o.pid <= 0 || o.every <= 0 || o.seconds < o.every) {
     std::fprintf(stderr, "usage: memcg-cost --port P --pid PID [--seconds S >= scrape-every] [--scrape-every S] [--bare ROOT]\n");
-    return 64;
+    return false;
   }
-  using Clock = std::chrono::steady_clock;
-  const int intervals = static_cast<int>(seconds / every);
+  return true;
+}
+
+using Clock = std::chrono::steady_clock;
+
+// The bare loops, run after the window with the daemon stopped: the
+// memory.current loop, and the re-read floors.
+struct Bare {
+  size_t n = 0;                 // cgroups in the loop
+  double us = 0;                // bare memory.current loop, us per cgroup per second
+  double stat_us = 0;           // a bare pread + parse of memory.stat, paced like the daemon
+  double trio_us = 0;           // ... with memory.pressure and memory.peak
+};
+
+Bare measure_bare(const std::string& root, pid_t pid, double window, double reads) {
+  Bare b;
+  std::vector<int> fds, stats, pressures, peaks;
+  open_all(root, "memory.current", fds);
+  open_all(root, "memory.stat", stats);
+  open_all(root, "memory.pressure", pressures);
+  open_all(root, "memory.peak", peaks);
+  b.n = fds.size();
+  char buf[64];
+  std::string text(64 * 1024, '\0');
+  memcg::parse::LayoutCache layout;
+  memcg::parse::StatValues values;
+  auto read_stat = [&](int fd) {
+    const ssize_t got = pread(fd, text.data(), text.size(), 0);
+    if (got > 0)
+      (void)memcg::parse::parse_flat_keyed({text.data(), static_cast<size_t>(got)}, memcg::parse::stat_key_table(), layout,
+                                           values.out());
+  };
+  // The re-read floor, paced like the daemon: as many memory.stat reads
+  // per second as it made in its window, round-robin over every cgroup,
+  // with the same workload running, so that floor and daemon meet the
+  // same pending flush work (a floor read back to back measured the same
+  // within noise in the VM). Then the same with what a re-read also
+  // reads: memory.pressure and memory.peak (one pread each, no parse), so
+  // that the kernel's part and the daemon's own part can be told apart.
+  const double stat_rate = stats.empty() ? 0 : reads / window;
+  double owed = 0, cpu = 0, stat_cpu = 0, trio_cpu = 0;
+  uint64_t stat_reads = 0;
+  size_t next = 0, next_trio = 0;
+  kill(pid, SIGSTOP);
+  const auto b0 = Clock::now();
+  for (int tick = 0; tick < static_cast<int>(window); ++tick) {
+    std::this_thread::sleep_until(b0 + std::chrono::seconds(tick));
+    const double c0 = thread_cpu();
+    for (int fd : fds) (void)!pread(fd, buf, sizeof buf, 0);
+    const double c1 = thread_cpu();
+    uint64_t now_reads = 0;
+    for (owed += stat_rate; owed >= 1; owed -= 1, ++now_reads) read_stat(stats[next++ % stats.size()]);
+    const double c2 = thread_cpu();
+    for (uint64_t i = 0; i < now_reads; ++i, ++next_trio) {
+      read_stat(stats[next_trio % stats.size()]);
+      if (!pressures.empty()) (void)!pread(pressures[next_trio % pressures.size()], text.data(), text.size(), 0);
+      if (!peaks.empty()) (void)!pread(peaks[next_trio % peaks.size()], buf, sizeof buf, 0);
+    }
+    stat_reads += now_reads;
+    cpu += c1 - c0;
+    stat_cpu += c2 - c1;
+    trio_cpu += thread_cpu() - c2;
+  }
+  kill(pid, SIGCONT);
+  b.stat_us = stat_reads ? stat_cpu / static_cast<double>(stat_reads) * 1e6 : 0;
+  b.trio_us = stat_reads ? trio_cpu / static_cast<double>(stat_reads) * 1e6 : 0;
+  for (const auto* v : {&fds, &stats, &pressures, &peaks})
+    for (int fd : *v) close(fd);
+  b.us = b.n ? cpu / static_cast<double>(b.n) / std::max(1.0, std::floor(window)) * 1e6 : 0;
+  return b;
+}
+
+// What the printing needs of a window.
+struct Window {
+  Reading first, last;
+  double seconds = 0, cgroups = 1;
+  int scrapes = 0;
+  double every = 0;
+  double per(double cpu) const { return cpu / cgroups / seconds * 1e6; }  // us per cgroup per second
+  double phase(const char* p) { return last.phase[p] - first.phase[p]; }
+};
+
+// The decomposition table, where "other" ran, and the front's own cost.
+// Returns the whole daemon's CPU in the window.
+double print_parts(Window& w, const Bare& bare) {
+  std::printf("COST cgroups=%.0f window=%.1fs scrapes=%d (gzip, every %.0f s)%s\n", w.cgroups, w.seconds, w.scrapes, w.every,
+              bare.n == 0 ? "" : (" bare loop over " + std::to_string(bare.n) + " cgroups").c_str());
+  std::printf("COST\nCOST | part | CPU in the window | us per cgroup per second |%s\nCOST |---|---|---|%s\n",
+              bare.us > 0 ? " x bare loop |" : "", bare.us > 0 ? "---|" : "");
+  auto row = [&](const char* name, double cpu) {
+    std::printf("COST | %s | %.3f ms | %.2f |", name, cpu * 1e3, w.per(cpu));
+    if (bare.us > 0) std::printf(" %.2fx |", w.per(cpu) / bare.us);
+    std::printf("\n");
+  };
+  double phases = 0;
+  for (const char* p : {"probe", "read", "rescan", "scrape", "http"}) {
+    phases += w.phase(p);
+    row(p, w.phase(p));
+  }
+  const double whole = w.last.process.total - w.first.process.total;
+  row("other (HTTP connections, logging)", whole - phases);
+  row("whole daemon", whole);
+  if (bare.us > 0) std::printf("COST | bare memory.current loop | | %.2f | 1.00x |\n", bare.us);
+  // Where "other" ran: the collector thread outside its phases (logging a
+  // pass, telling systemd, waking up), the web server's threads outside the
+  // /metrics handler (accepting, reading requests, other routes), the rest
+  // (the connection gate's thread outside its own http phase).
+  const double scrape = w.phase("scrape"), gate = w.phase("http");
+  const double collector_rest = (w.last.process.collector - w.first.process.collector) - (phases - scrape - gate);
+  const double http_rest = (w.last.process.http - w.first.process.http) - scrape;
+  std::printf("COST\nCOST other by thread: collector outside its phases %.3f ms, web server outside /metrics %.3f ms, "
+              "other threads %.3f ms\n",
+              collector_rest * 1e3, http_rest * 1e3, (w.last.process.rest - w.first.process.rest - gate) * 1e3);
+  // The front's own cost: the gate's CPU (the http row) per byte it relayed.
+  const double in = w.last.http_bytes["received"] - w.first.http_bytes["received"];
+  const double out = w.last.http_bytes["sent"] - w.first.http_bytes["sent"];
+  std::printf("COST front: %.0f bytes received, %.0f sent, %.2f us of gate CPU per KiB sent, %.0f response bytes buffered at the last sample\n",
+              in, out, out > 0 ? gate * 1e6 / (out / 1024) : 0.0, w.last.buffered);
+  return whole;
+}
+
+// The re-reads against their paced floor, the reasons, and the floor of the
+// configuration.
+void print_reads(Window& w, const Bare& bare, double whole) {
+  const double reads = w.last.reads - w.first.reads;
+  if (reads <= 0) return;
+  const double per_read = w.phase("read") / reads * 1e6;
+  std::printf("COST\nCOST re-read: %.0f memory.stat reads, %.1f us each in the read phase (peak, pressure, limits when due)", reads, per_read);
+  if (bare.stat_us > 0)
+    std::printf("; bare pread + parse of memory.stat paced like the daemon %.1f us: %.2fx", bare.stat_us, per_read / bare.stat_us);
+  if (bare.trio_us > 0)
+    std::printf("; with memory.pressure and memory.peak %.1f us: %.2fx", bare.trio_us, per_read / bare.trio_us);
+  std::printf("\n");
+  std::printf("COST reads by reason:");
+  for (const auto& [reason, v] : w.last.reasons)
+    if (v > w.first.reasons[reason]) std::printf(" %s %.1f/s", reason.c_str(), (v - w.first.reasons[reason]) / w.seconds);
+  std::printf("\n");
+  // The floor of the job as configured: every cgroup's memory.current once
+  // a second and, for each memory.stat read the policy made, a bare pread
+  // + parse of memory.stat. What the daemon costs above it is its own work
+  // (probing the other files, deciding, timing, rendering, compressing);
+  // what the floor costs above the bare loop is the freshness asked for.
+  if (bare.us > 0 && bare.stat_us > 0) {
+    const double floor_us = bare.us + reads / w.seconds * bare.stat_us / w.cgroups;
+    std::printf("COST floor of this configuration (bare loop + its %.1f memory.stat reads per second, bare): %.2f us per "
+                "cgroup per second = %.2fx the bare loop; the whole daemon is %.2fx that floor\n",
+                reads / w.seconds, floor_us, floor_us / bare.us, w.per(whole) / floor_us);
+  }
+}
+
+int main(int argc, char** argv) {
+  Options o;
+  if (!parse_options(argc, argv, o)) return 64;
+  Window w;
+  w.every = o.every;
+  w.scrapes = static_cast<int>(o.seconds / o.every);
   // One scrape off the record, as if Prometheus had been scraping all
   // along: an exporter's first render also builds the identity text and
   // grows its buffers, which no later scrape does. Then past the next pass,
   // so that the window's first scrape renders a new snapshot like the rest.
-  (void)scrape(port, pid);
+  (void)scrape(o.port, o.pid);
   std::this_thread::sleep_for(std::chrono::seconds(2));
-  Reading first = scrape(port, pid);
-  if (!first.ok) {
-    std::fprintf(stderr, "memcg-cost: no memcg_exporter_cpu_seconds_total at 127.0.0.1:%d\n", port);
+  w.first = scrape(o.port, o.pid);
+  if (!w.first.ok) {
+    std::fprintf(stderr, "memcg-cost: no memcg_exporter_cpu_seconds_total at 127.0.0.1:%d\n", o.port);
     return 1;
   }
   const auto t0 = Clock::now();
-  Reading last = first;
-  for (int i = 1; i <= intervals; ++i) {
-    std::this_thread::sleep_until(t0 + std::chrono::duration<double>(i * every));
-    last = scrape(port, pid);
+  w.last = w.first;
+  for (int i = 1; i <= w.scrapes; ++i) {
+    std::this_thread::sleep_until(t0 + std::chrono::duration<double>(i * o.every));
+    w.last = scrape(o.port, o.pid);
   }
-  const double window = std::chrono::duration<double>(Clock::now() - t0).count();
-  const double n = last.cgroups > 0 ? last.cgroups : 1;
-  auto per = [&](double cpu) { return cpu / n / window * 1e6; };  // us per cgroup per second
-
-  double bare_us = 0, paced_stat_us = 0, paced_trio_us = 0;
-  size_t bare_n = 0;
-  const double reads = last.reads - first.reads;
-  if (!bare.empty()) {
-    std::vector<int> fds, stats, pressures, peaks;
-    open_all(bare, "memory.current", fds);
-    open_all(bare, "memory.stat", stats);
-    open_all(bare, "memory.pressure", pressures);
-    open_all(bare, "memory.peak", peaks);
-    bare_n = fds.size();
-    char buf[64];
-    std::string text(64 * 1024, '\0');
-    memcg::parse::LayoutCache layout;
-    memcg::parse::StatValues values;
-    auto read_stat = [&](int fd) {
-      const ssize_t got = pread(fd, text.data(), text.size(), 0);
-      if (got > 0)
-        (void)memcg::parse::parse_flat_keyed({text.data(), static_cast<size_t>(got)}, memcg::parse::stat_key_table(), layout,
-                                             values.out());
-    };
-    // The re-read floor, paced like the daemon: as many memory.stat reads
-    // per second as it made in its window, round-robin over every cgroup,
-    // with the same workload running, so that floor and daemon meet the
-    // same pending flush work (a floor read back to back measured the same
-    // within noise in the VM). Then the same with what a re-read also
-    // reads: memory.pressure and memory.peak (one pread each, no parse), so
-    // that the kernel's part and the daemon's own part can be told apart.
-    const double stat_rate = stats.empty() ? 0 : reads / window;
-    double owed = 0, cpu = 0, stat_cpu = 0, trio_cpu = 0;
-    uint64_t stat_reads = 0;
-    size_t next = 0, next_trio = 0;
-    kill(pid, SIGSTOP);
-    const auto b0 = Clock::now();
-    for (int tick = 0; tick < static_cast<int>(window); ++tick) {
-      std::this_thread::sleep_until(b0 + std::chrono::seconds(tick));
-      const double c0 = thread_cpu();
-      for (int fd : fds) (void)!pread(fd, buf, sizeof buf, 0);
-      const double c1 = thread_cpu();
-      uint64_t now_reads = 0;
-      for (owed += stat_rate; owed >= 1; owed -= 1, ++now_reads) read_stat(stats[next++ % stats.size()]);
-      const double c2 = thread_cpu();
-      for (uint64_t i = 0; i < now_reads; ++i, ++next_trio) {
-        read_stat(stats[next_trio % stats.size()]);
-        if (!pressures.empty()) (void)!pread(pressures[next_trio % pressures.size()], text.data(), text.size(), 0);
-        if (!peaks.empty()) (void)!pread(peaks[next_trio % peaks.size()], buf, sizeof buf, 0);
-      }
-      stat_reads += now_reads;
-      cpu += c1 - c0;
-      stat_cpu += c2 - c1;
-      trio_cpu += thread_cpu() - c2;
-    }
-    paced_stat_us = stat_reads ? stat_cpu / static_cast<double>(stat_reads) * 1e6 : 0;
-    paced_trio_us = stat_reads ? trio_cpu / static_cast<double>(stat_reads) * 1e6 : 0;
-    for (int fd : stats) close(fd);
-    for (int fd : pressures) close(fd);
-    for (int fd : peaks) close(fd);
-    kill(pid, SIGCONT);
-    for (int fd : fds) close(fd);
-    bare_us = bare_n ? cpu / static_cast<double>(bare_n) / std::max(1.0, std::floor(window)) * 1e6 : 0;
-  }
-
-  double phases = 0;
-  std::printf("COST cgroups=%.0f window=%.1fs scrapes=%d (gzip, every %.0f s)%s\n", n, window, intervals, every,
-              bare.empty() ? "" : (" bare loop over " + std::to_string(bare_n) + " cgroups").c_str());
-  std::printf("COST\nCOST | part | CPU in the window | us per cgroup per second |%s\nCOST |---|---|---|%s\n",
-              bare_us > 0 ? " x bare loop |" : "", bare_us > 0 ? "---|" : "");
-  auto row = [&](const char* name, double cpu) {
-    std::printf("COST | %s | %.3f ms | %.2f |", name, cpu * 1e3, per(cpu));
-    if (bare_us > 0) std::printf(" %.2fx |", per(cpu) / bare_us);
-    std::printf("\n");
-  };
-  for (const char* p : {"probe", "read", "rescan", "scrape", "http"}) {
-    const double cpu = last.phase[p] - first.phase[p];
-    phases += cpu;
-    row(p, cpu);
-  }
-  const double whole = last.process.total - first.process.total;
-  row("other (HTTP connections, logging)", whole - phases);
-  row("whole daemon", whole);
-  if (bare_us > 0) std::printf("COST | bare memory.current loop | | %.2f | 1.00x |\n", bare_us);
-  // Where "other" ran: the collector thread outside its phases (logging a
-  // pass, telling systemd, waking up), the web server's threads outside the
-  // /metrics handler (accepting, reading requests, other routes), the rest.
-  const double scrape_phase = last.phase["scrape"] - first.phase["scrape"];
-  const double gate_phase = last.phase["http"] - first.phase["http"];  // the connection gate's own thread
-  const double collector_rest = (last.process.collector - first.process.collector) - (phases - scrape_phase - gate_phase);
-  const double http_rest = (last.process.http - first.process.http) - scrape_phase;
-  std::printf("COST\nCOST other by thread: collector outside its phases %.3f ms, web server outside /metrics %.3f ms, "
-              "other threads %.3f ms\n",
-              collector_rest * 1e3, http_rest * 1e3, (last.process.rest - first.process.rest - gate_phase) * 1e3);
-  // The front's own cost: the gate's CPU (the http row) per byte it relayed.
-  const double in = last.http_bytes["received"] - first.http_bytes["received"];
-  const double out = last.http_bytes["sent"] - first.http_bytes["sent"];
-  std::printf("COST front: %.0f bytes received, %.0f sent, %.2f us of gate CPU per KiB sent, %.0f response bytes buffered at the last sample\n",
-              in, out, out > 0 ? gate_phase * 1e6 / (out / 1024) : 0.0, last.buffered);
-  if (reads > 0) {
-    const double per_read = (last.phase["read"] - first.phase["read"]) / reads * 1e6;
-    std::printf("COST\nCOST re-read: %.0f memory.stat reads, %.1f us each in the read phase (peak, pressure, limits when due)", reads, per_read);
-    if (paced_stat_us > 0)
-      std::printf("; bare pread + parse of memory.stat paced like the daemon %.1f us: %.2fx", paced_stat_us, per_read / paced_stat_us);
-    if (paced_trio_us > 0)
-      std::printf("; with memory.pressure and memory.peak %.1f us: %.2fx", paced_trio_us, per_read / paced_trio_us);
-    std::printf("\n");
-    std::printf("COST reads by reason:");
-    for (const auto& [reason, v] : last.reasons)
-      if (v > first.reasons[reason]) std::printf(" %s %.1f/s", reason.c_str(), (v - first.reasons[reason]) / window);
-    std::printf("\n");
-    // The floor of the job as configured: every cgroup's memory.current once
-    // a second and, for each memory.stat read the policy made, a bare pread
-    // + parse of memory.stat. What the daemon costs above it is its own work
-    // (probing the other files, deciding, timing, rendering, compressing);
-    // what the floor costs above the bare loop is the freshness asked for.
-    if (bare_us > 0 && paced_stat_us > 0) {
-      const double floor_us = bare_us + reads / window * paced_stat_us / n;
-      std::printf("COST floor of this configuration (bare loop + its %.1f memory.stat reads per second, bare): %.2f us per "
-                  "cgroup per second = %.2fx the bare loop; the whole daemon is %.2fx that floor\n",
-                  reads / window, floor_us, floor_us / bare_us, per(whole) / floor_us);
-    }
-  }
+  w.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  w.cgroups = w.last.cgroups > 0 ? w.last.cgroups : 1;
+  const Bare bare = o.bare.empty() ? Bare{} : measure_bare(o.bare, o.pid, w.seconds, w.last.reads - w.first.reads);
+  const double whole = print_parts(w, bare);
+  print_reads(w, bare, whole);
   return 0;
 }

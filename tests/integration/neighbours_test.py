@@ -76,6 +76,13 @@ def connect(ex, source, timeout=5):
     s.connect(("127.0.0.1", ex.port))
     return s
 
+def read_to_end(s):
+    """Everything the server sends until it closes."""
+    data = b""
+    while chunk := s.recv(65536):
+        data += chunk
+    return data
+
 def scrape(ex, tls=False, auth=None, timeout=10):
     """One scrape from the uninvolved address, on a connection of its own:
     (status or None, seconds)."""
@@ -89,12 +96,7 @@ def scrape(ex, tls=False, auth=None, timeout=10):
         if auth:
             head += f"Authorization: {auth}\r\n"
         s.sendall((head + "\r\n").encode())
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+        data = read_to_end(s)
         s.close()
         ok = data.startswith(b"HTTP/1.1 200") and b"memcg_exporter_passes_total" in data
         return (200 if ok else int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/1.") else None), time.time() - t0
@@ -144,16 +146,17 @@ def test_busy_keep_alive_clients_hold_no_worker():
                 s.close()
 
 def test_pipelined_requests_never_read_hold_no_worker():
-    # One connection pipelines 40 scrapes and never reads: its responses wait
-    # in the gate's buffer (or the socket), not at a worker.
+    # Clients pipeline 400 scrapes each (more answer than the sockets hold)
+    # and never read: their responses wait in the gate's buffer or the
+    # socket, not at a worker.
     with Exporter(args.exporter, Tree(args.fixture).root, write_config("[web]\nmax_connections = 2\n")) as ex:
         hogs = []
         for i in range(4):
             s = connect(ex, f"127.0.0.{2 + i}")
-            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 40)
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 400)
             hogs.append(s)
         time.sleep(0.3)
-        scrapes_hold(ex, 40, "4 clients pipelining 40 scrapes each, never reading")
+        scrapes_hold(ex, 40, "4 clients pipelining 400 scrapes each, never reading")
         for s in hogs:
             s.close()
 
@@ -388,12 +391,7 @@ def test_folded_header_lines_get_400():
             # A folded line, then "Connection: close": the fold is refused,
             # the head is not read past it into the next request.
             s.sendall(b"GET /metrics HTTP/1.1\r\nHost: a\r\nX-A: b\r\n" + fold + b"\r\n\r\nGET /metrics HTTP/1.1\r\n\r\n")
-            data = b""
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
+            data = read_to_end(s)
             assert data.startswith(b"HTTP/1.1 400") and b"folding" in data, data[:200]
             assert data.count(b"HTTP/1.1") == 1, "one answer, then the connection closes"
             s.close()

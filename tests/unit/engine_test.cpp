@@ -446,15 +446,29 @@ TEST(UserEngine, TheSocketPatternTakesTheUid) {
   EXPECT_EQ(user_socket("/run/trailing%", 1), "/run/trailing%");
 }
 
-// The collector over a tree with a rootful podman container and rootless ones
-// of two users: each container is asked of its own engine only, and the
-// users' lookups count with podman's.
-TEST(UserEngine, RootlessContainersAreAskedOfTheirUsersEngineOnly) {
+// A host with a rootful podman container and rootless ones of two users,
+// each engine a fake that knows its own container; run until all are named.
+struct RootlessHost {
   const std::string kThird = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
   std::mutex mu;
   std::map<std::string, std::vector<std::string>> asked;  // socket -> ids
-  auto engine = [&](const std::string& socket, const std::string& knows, const std::string& name) {
-    return [&, socket, knows, name](const std::string& req) {
+  const std::string root_sock = temp_socket("podman-root");
+  const std::string pattern = temp_socket("podman-user-%U");
+  const std::string u1000 = user_socket(pattern, 1000), u1001 = user_socket(pattern, 1001);
+  FakeEngine rootful{root_sock, engine(root_sock, kId, "rootful")};
+  FakeEngine user1000{u1000, engine(u1000, kOther, "alice")};
+  FakeEngine user1001{u1001, engine(u1001, kThird, "bob")};
+  fixtures::Tree tree;
+  fixtures::CgroupSpec spec;
+  config::Config cfg = config::Config::builtin({4096, 1});
+  std::unique_ptr<Collector> collector;
+  Collector& c;
+
+  RootlessHost() : collector(make()), c(*collector) {}
+
+  std::function<std::string(const std::string&)> engine(const std::string& socket, const std::string& knows,
+                                                         const std::string& name) {
+    return [this, socket, knows, name](const std::string& req) {
       const std::string id = asked_id(req);
       {
         std::lock_guard lock(mu);
@@ -462,75 +476,83 @@ TEST(UserEngine, RootlessContainersAreAskedOfTheirUsersEngineOnly) {
       }
       return id == knows ? reply(200, inspect_json(id, name, "localhost/img:" + name)) : reply(404, "{}");
     };
-  };
-  const std::string root_sock = temp_socket("podman-root");
-  const std::string pattern = temp_socket("podman-user-%U");
-  const std::string u1000 = user_socket(pattern, 1000), u1001 = user_socket(pattern, 1001);
-  FakeEngine rootful(root_sock, engine(root_sock, kId, "rootful"));
-  FakeEngine user1000(u1000, engine(u1000, kOther, "alice"));
-  FakeEngine user1001(u1001, engine(u1001, kThird, "bob"));
-
-  fixtures::Tree tree;
-  fixtures::CgroupSpec spec;
-  spec.current = 1 << 20;
-  tree.add("machine.slice", spec);
-  tree.add("machine.slice/libpod-" + kId + ".scope", spec);
-  for (const auto& [uid, id] : {std::pair{1000, kOther}, std::pair{1001, kThird}}) {
-    const std::string user = "user.slice/user-" + std::to_string(uid) + ".slice/user@" + std::to_string(uid) + ".service";
-    tree.add("user.slice", spec);
-    tree.add("user.slice/user-" + std::to_string(uid) + ".slice", spec);
-    tree.add(user, spec);
-    tree.add(user + "/user.slice", spec);
-    tree.add(user + "/user.slice/libpod-" + id + ".scope", spec);
   }
-  auto cfg = config::Config::builtin({4096, 1});
-  cfg.containers.records_dir = "";
-  cfg.containers.podman_socket = root_sock;
-  cfg.containers.podman_user_socket = pattern;
-  cfg.resolve();
-  Collector c(tree.root(), cfg);
-  auto name_of = [&](const std::string& id) {
+
+  std::unique_ptr<Collector> make() {
+    spec.current = 1 << 20;
+    tree.add("machine.slice", spec);
+    tree.add("machine.slice/libpod-" + kId + ".scope", spec);
+    for (const auto& [uid, id] : {std::pair{1000, kOther}, std::pair{1001, kThird}}) {
+      const std::string user = "user.slice/user-" + std::to_string(uid) + ".slice/user@" + std::to_string(uid) + ".service";
+      tree.add("user.slice", spec);
+      tree.add("user.slice/user-" + std::to_string(uid) + ".slice", spec);
+      tree.add(user, spec);
+      tree.add(user + "/user.slice", spec);
+      tree.add(user + "/user.slice/libpod-" + id + ".scope", spec);
+    }
+    cfg.containers.records_dir = "";
+    cfg.containers.podman_socket = root_sock;
+    cfg.containers.podman_user_socket = pattern;
+    cfg.resolve();
+    return std::make_unique<Collector>(tree.root(), cfg);
+  }
+
+  std::string name_of(const std::string& id) {
     const auto snap = c.latest();
     for (const auto& v : snap->cgroups)
       if (v.id->identity.container_id == id) return std::string(snap->identity(*v.id, "container_name"));
-    return std::string("(no cgroup)");
-  };
-  ASSERT_TRUE(eventually([&] {
-    c.run_pass();
-    return name_of(kId) == "rootful" && name_of(kOther) == "alice" && name_of(kThird) == "bob";
-  })) << name_of(kId) << " " << name_of(kOther) << " " << name_of(kThird);
-  {
-    std::lock_guard lock(mu);
-    EXPECT_EQ(asked[root_sock], std::vector<std::string>{kId}) << "root's engine never hears of users' containers";
-    EXPECT_EQ(asked[u1000], std::vector<std::string>{kOther});
-    EXPECT_EQ(asked[u1001], std::vector<std::string>{kThird});
+    return "(no cgroup)";
   }
-  const auto& podman = c.latest()->engines[engine_of("podman")];
+
+  bool all_named() {
+    return eventually([&] {
+      c.run_pass();
+      return name_of(kId) == "rootful" && name_of(kOther) == "alice" && name_of(kThird) == "bob";
+    });
+  }
+};
+
+// Each container is asked of its own engine only, and the users' lookups
+// count with podman's.
+TEST(UserEngine, RootlessContainersAreAskedOfTheirUsersEngineOnly) {
+  RootlessHost h;
+  ASSERT_TRUE(h.all_named()) << h.name_of(kId) << " " << h.name_of(kOther) << " " << h.name_of(h.kThird);
+  {
+    std::lock_guard lock(h.mu);
+    EXPECT_EQ(h.asked[h.root_sock], std::vector<std::string>{kId}) << "root's engine never hears of users' containers";
+    EXPECT_EQ(h.asked[h.u1000], std::vector<std::string>{kOther});
+    EXPECT_EQ(h.asked[h.u1001], std::vector<std::string>{h.kThird});
+  }
+  const auto& podman = h.c.latest()->engines[engine_of("podman")];
   ASSERT_TRUE(podman);
   EXPECT_EQ(podman->lookups[static_cast<size_t>(LookupResult::ok)], 3u) << "the users' lookups count with podman's";
   EXPECT_EQ(podman->cached, 3u);
+}
 
+TEST(UserEngine, AUserEngineNotListeningLeavesPathLabelsAndCountersStay) {
+  RootlessHost h;
+  ASSERT_TRUE(h.all_named());
   // A user whose engine is not listening: reported once, its container keeps its path's labels.
-  tree.remove("user.slice/user-1001.slice/user@1001.service/user.slice/libpod-" + kThird + ".scope");
-  const std::string kFourth = "aa" + kThird.substr(2);
-  tree.add("user.slice/user-1001.slice/user@1001.service/user.slice/libpod-" + kFourth + ".scope", spec);
-  auto cfg2 = cfg;
+  h.tree.remove("user.slice/user-1001.slice/user@1001.service/user.slice/libpod-" + h.kThird + ".scope");
+  const std::string kFourth = "aa" + h.kThird.substr(2);
+  h.tree.add("user.slice/user-1001.slice/user@1001.service/user.slice/libpod-" + kFourth + ".scope", h.spec);
+  auto cfg2 = h.cfg;
   cfg2.containers.podman_user_socket = temp_socket("nobody-%U");
-  c.set_config(cfg2);
+  h.c.set_config(cfg2);
   size_t errors = 0;
-  for (int i = 0; i < 3; ++i) errors += c.run_pass().errors.size();
+  for (int i = 0; i < 3; ++i) errors += h.c.run_pass().errors.size();
   ASSERT_TRUE(eventually([&] {
-    const auto r = c.run_pass();
+    const auto r = h.c.run_pass();
     errors += r.errors.size();
     return errors > 0;
   }));
-  c.set_config(cfg2);  // a removal and a creation in one directory: its listing is taken again at the next rescan
-  c.run_pass();
-  EXPECT_EQ(name_of(kFourth), "");
-  EXPECT_EQ(name_of(kId), "rootful") << "root's engine unaffected";
+  h.c.set_config(cfg2);  // a removal and a creation in one directory: its listing is taken again at the next rescan
+  h.c.run_pass();
+  EXPECT_EQ(h.name_of(kFourth), "");
+  EXPECT_EQ(h.name_of(kId), "rootful") << "root's engine unaffected";
   // The users' clients were replaced (a new pattern) and bob's dropped: the
   // counts they made stay in the counters, which never go back.
-  const auto& after = c.latest()->engines[engine_of("podman")];
+  const auto& after = h.c.latest()->engines[engine_of("podman")];
   ASSERT_TRUE(after);
   EXPECT_EQ(after->lookups[static_cast<size_t>(LookupResult::ok)], 3u);
   EXPECT_GE(after->lookups[static_cast<size_t>(LookupResult::error)], 1u);
@@ -539,9 +561,9 @@ TEST(UserEngine, RootlessContainersAreAskedOfTheirUsersEngineOnly) {
   auto off = cfg2;
   off.containers.podman_socket = "";
   off.containers.podman_user_socket = "";
-  c.set_config(off);
-  c.run_pass();
-  EXPECT_FALSE(c.latest()->engines[engine_of("podman")]);
+  h.c.set_config(off);
+  h.c.run_pass();
+  EXPECT_FALSE(h.c.latest()->engines[engine_of("podman")]);
 }
 
 // Alice makes directories named like other users' instances inside her own:
