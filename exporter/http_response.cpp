@@ -41,8 +41,12 @@ void respond(mg_connection* conn, int code, std::string_view type, std::string_v
   auto add = [&head](std::string_view name, std::string_view value) {
     head.append(name).append(": ").append(value).append("\r\n");
   };
-  if (const ServerContext* ctx = server_context(conn))
-    for (const auto& [name, value] : ctx->settings()->headers) add(name, value);
+  // Held for the loop: a reload may swap the context's settings meanwhile
+  // (a range-for would not keep the temporary pointer alive).
+  if (const ServerContext* ctx = server_context(conn)) {
+    const auto settings = ctx->settings();
+    for (const auto& [name, value] : settings->headers) add(name, value);
+  }
   add("Content-Type", type);
   add("Content-Length", std::to_string(body.size()));
   add("Cache-Control", "no-store");

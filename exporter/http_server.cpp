@@ -106,7 +106,7 @@ std::shared_ptr<SSL_CTX> tls_context(const WebConfigFile* web_file) {
 // reached only through the private socket.
 class HttpServer::Instance {
  public:
-  Instance(const config::WebConfig& web, WebBackend& backend);
+  Instance(const config::WebConfig& web, WebBackend& backend, std::shared_ptr<const WebSettings> settings);
   ~Instance();
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
@@ -142,7 +142,9 @@ uint64_t web_fd_reserve(const config::WebConfig& web) noexcept {
   return ConnectionGate::fd_reserve(gate_options(web)) + kConnectionQueue;
 }
 
-HttpServer::Instance::Instance(const config::WebConfig& web, WebBackend& backend) {
+HttpServer::Instance::Instance(const config::WebConfig& web, WebBackend& backend,
+                               std::shared_ptr<const WebSettings> settings) {
+  context_.set(std::move(settings));  // before any worker runs
   const std::vector<std::string> options = server_options(web);
   routes_ = make_routes(backend);
   socket_ = std::make_unique<PrivateSocket>();
@@ -193,8 +195,7 @@ HttpServer::HttpServer(const config::WebConfig& web, WebBackend& backend, const 
   // The public addresses first: a port in use is the error to report.
   gate_ = std::make_unique<ConnectionGate>(gate_options(web), backend.status().http);
   auto tls = tls_context(web_file);
-  instance_ = std::make_unique<Instance>(web_, backend_);
-  instance_->context().set(web_settings(web_file));
+  instance_ = std::make_unique<Instance>(web_, backend_, web_settings(web_file));
   gate_->start(instance_->socket(), std::move(tls));
 }
 
