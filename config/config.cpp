@@ -28,7 +28,7 @@ StatFilter StatFilter::defaults(Profile profile) {
   // the working-set input (inactive_file), major faults and file refaults
   // (the working set does not fit). workingset_refault_anon needs swap, so it
   // is in the full list only. 8 keys keep the default profile at <= 30 series
-  // per cgroup in the worst case (README "Metrics").
+  // per cgroup in the worst case (docs/metrics.md, "Profiles").
   static constexpr std::string_view kLean[] = {"anon", "file", "kernel", "inactive_file"};
   static constexpr std::string_view kStandard[] = {"anon",          "file",       "kernel", "sock", "shmem",
                                                    "inactive_file", "pgmajfault", "workingset_refault_file"};

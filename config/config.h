@@ -16,7 +16,7 @@
 
 namespace memcg::config {
 
-// How much of the exposition is served (README "Metrics": what each adds).
+// How much of the exposition is served (docs/metrics.md, "Profiles": what each adds).
 // Each profile is a superset of the one before; `standard` is called
 // "default" in the configuration file.
 enum class Profile : unsigned char { lean, standard, full };
@@ -90,7 +90,7 @@ struct ContainersConfig {
   std::string records_dir = "/run/memcg-exporter/containers";
   // Engine API sockets asked for the name and image of Docker's and podman's
   // containers (each engine about its own); "" = off, the default. Access to
-  // either socket is root-equivalent: see README.
+  // either socket is root-equivalent: see docs/containers.md.
   std::string docker_socket;
   std::string podman_socket;
   // Rootless podman: each user's own API socket, "%U" standing for the uid

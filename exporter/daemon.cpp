@@ -100,7 +100,7 @@ class ReportLog {
       log_warning(std::to_string(r.left_out.fd_budget) + " cgroups are not collected: their descriptors (" +
                   std::to_string(kMinFdsPerCgroup) + " each) do not fit in the fd budget (" +
                   std::to_string(s.cgroup_fd_budget) + " of RLIMIT_NOFILE " + std::to_string(fd_limit_) +
-                  "); the collected ones stay, the rest are added as room frees up. Raise LimitNOFILE= (README: Sizing)");
+                  "); the collected ones stay, the rest are added as room frees up. Raise LimitNOFILE= (docs/operations.md: Sizing)");
     if (r.left_out.fds_exhausted > 0 && left_out_.fds_exhausted == 0)
       log_warning(std::to_string(r.left_out.fds_exhausted) +
                   " cgroups are not collected now: the kernel refused descriptors (EMFILE, ENFILE or ENOMEM); "

@@ -2,7 +2,7 @@
 // libdeflate at level 1, which compresses a whole buffer in one call: on a
 // 1.5 MB exposition it took 5.8 ms where zlib's level 5 took 28 ms, for 2 %
 // smaller output. ISA-L's igzip (level 1) was faster alone on that buffer
-// (2.1 ms) but slower inside a scrape (README "Scrape cost").
+// (2.1 ms) but slower inside a scrape (docs/performance.md, "Scrape cost").
 #pragma once
 
 #include <cstdint>

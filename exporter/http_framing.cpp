@@ -1,25 +1,17 @@
 #include "exporter/http_framing.h"
 
-#include <strings.h>
+#include "plugin/parse/http_text.h"
 
 namespace memcg::exporter {
 namespace {
+
+using parse::iequals;
 
 bool is_tchar(unsigned char c) noexcept {  // RFC 9110 5.6.2 token characters
   if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
   for (char t : std::string_view("!#$%&'*+-.^_`|~"))
     if (c == static_cast<unsigned char>(t)) return true;
   return false;
-}
-
-bool iequals(std::string_view a, std::string_view b) noexcept {
-  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
-std::string_view trim(std::string_view v) noexcept {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-  return v;
 }
 
 }  // namespace
@@ -37,7 +29,7 @@ std::optional<std::string> framing_error(std::span<const HeaderField> fields) {
     if (iequals(name, "Transfer-Encoding")) transfer_encoding = true;
     if (!iequals(name, "Content-Length")) continue;
     if (++content_length > 1) return "Content-Length repeated";
-    const std::string_view v = trim(value);
+    const std::string_view v = parse::trim_ows(value);
     if (v.empty() || v.size() > 18) return "malformed Content-Length";
     for (char c : v)
       if (c < '0' || c > '9') return "malformed Content-Length";

@@ -1,30 +1,21 @@
 #include "exporter/http_head.h"
 
-#include <strings.h>
-
 #include <charconv>
 #include <vector>
 
 #include "exporter/http_framing.h"
+#include "plugin/parse/http_text.h"
 
 namespace memcg::exporter {
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) noexcept {
-  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
-std::string_view trim(std::string_view v) noexcept {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) v.remove_suffix(1);
-  return v;
-}
+using parse::iequals;
 
 // Whether a comma-separated field value holds `token` (case-insensitive).
 bool has_token(std::string_view value, std::string_view token) noexcept {
   while (!value.empty()) {
     const size_t comma = value.find(',');
-    if (iequals(trim(value.substr(0, comma)), token)) return true;
+    if (iequals(parse::trim_ows(value.substr(0, comma)), token)) return true;
     if (comma == std::string_view::npos) break;
     value.remove_prefix(comma + 1);
   }
@@ -97,7 +88,7 @@ HeadCheck check_request(std::string_view in, size_t max_head, size_t max_body) {
     if (line.front() == ' ' || line.front() == '\t') folded = true;
     const size_t colon = line.find(':');
     const std::string_view name = line.substr(0, colon);
-    const std::string_view value = colon == std::string_view::npos ? std::string_view{} : trim(line.substr(colon + 1));
+    const std::string_view value = colon == std::string_view::npos ? std::string_view{} : parse::trim_ows(line.substr(colon + 1));
     fields.emplace_back(name, value);
     if (iequals(name, "Connection")) close |= has_token(value, "close"), keep |= has_token(value, "keep-alive");
     if (iequals(name, "Transfer-Encoding")) te = true;

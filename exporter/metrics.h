@@ -1,6 +1,6 @@
 // The metric table: every metric the exporter serves, with its name, type,
 // HELP text, labels and the function that reads it from a snapshot — the one
-// place they are defined. The scrape, the README's metric reference and the
+// place they are defined. The scrape, the metric reference in docs/metrics.md and the
 // golden test all come from it.
 #pragma once
 
@@ -115,7 +115,7 @@ class SnapshotCollectable final : public prometheus::Collectable {
   const ScrapeContext& ctx_;
 };
 
-// The README's metric reference, generated from the table.
+// docs/metrics.md's metric reference, generated from the table.
 std::string metrics_reference_markdown();
 
 }  // namespace memcg::exporter

@@ -19,7 +19,7 @@ enum class FileAccess : unsigned char {
   // Read with memory.stat at most every limits_max_age (they change rarely).
   // Kept open like the others while the fd budget has room for them after
   // every cgroup's kept files (five kernfs opens and closes per limits read
-  // were the largest part of a re-read in the VM: README, memcg-cost);
+  // were the largest part of a re-read in the VM: docs/performance.md, memcg-cost);
   // otherwise opened, read and closed each time.
   kept_if_room,
 };

@@ -2,28 +2,14 @@
 
 #include <charconv>
 
+#include "plugin/parse/http_text.h"
 #include "plugin/runtime/bounded_json.h"
 #include "plugin/runtime/identity.h"
 
 namespace memcg::runtime {
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
+using parse::iequals;
 
 // Chunked transfer coding (RFC 9112, 7.1): hex size [;ext] CRLF data CRLF ...
 // 0 CRLF [trailers] CRLF. A reply cut short is an error, not a shorter body.
@@ -38,7 +24,7 @@ std::optional<std::string> dechunk(std::string_view s, bool eof, std::string& er
     if (eol == std::string_view::npos) return short_body();
     std::string_view size_text = s.substr(0, eol);
     if (const size_t semi = size_text.find(';'); semi != std::string_view::npos) size_text = size_text.substr(0, semi);
-    size_text = trim(size_text);
+    size_text = parse::trim_ows(size_text);
     size_t size = 0;
     auto [p, ec] = std::from_chars(size_text.data(), size_text.data() + size_text.size(), size, 16);
     if (ec != std::errc() || p != size_text.data() + size_text.size() || size_text.empty()) {
@@ -101,7 +87,7 @@ std::optional<HttpReply> parse_http_reply(std::string_view raw, bool eof, std::s
     head = eol == std::string_view::npos ? std::string_view{} : head.substr(eol + 2);
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
-    const std::string_view name = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+    const std::string_view name = parse::trim_ows(line.substr(0, colon)), value = parse::trim_ows(line.substr(colon + 1));
     if (iequals(name, "transfer-encoding")) {
       chunked = iequals(value, "chunked");
       if (!chunked) {

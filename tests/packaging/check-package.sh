@@ -18,6 +18,7 @@ contents=$(dpkg-deb --contents "$deb" | awk '{print $6}')
 for f in ./usr/bin/memcg-exporter ./lib/systemd/system/memcg-exporter.service ./etc/memcg-exporter/config.toml \
          ./usr/share/man/man1/memcg-exporter.1.gz ./usr/share/doc/memcg-exporter/copyright \
          ./usr/share/doc/memcg-exporter/changelog.gz ./usr/share/doc/memcg-exporter/config.example.toml \
+         ./usr/share/doc/memcg-exporter/README.md ./usr/share/doc/memcg-exporter/docs/metrics.md \
          ./usr/libexec/memcg-exporter/memcg-exporter-oci-hook \
          ./usr/share/containers/oci/hooks.d/memcg-exporter-create.json \
          ./usr/share/containers/oci/hooks.d/memcg-exporter-poststop.json \

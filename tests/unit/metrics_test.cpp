@@ -67,13 +67,13 @@ TEST(Metrics, TableNamesHelpAndTypesFollowPrometheusConventions) {
   }
 }
 
-TEST(Metrics, ReadmeMetricReferenceIsGeneratedFromTheTable) {
-  std::ifstream in(std::string(MEMCG_SOURCE_DIR) + "/README.md");
+TEST(Metrics, DocsMetricReferenceIsGeneratedFromTheTable) {
+  std::ifstream in(std::string(MEMCG_SOURCE_DIR) + "/docs/metrics.md");
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string table = metrics_reference_markdown();
   EXPECT_NE(ss.str().find(table), std::string::npos)
-      << "README.md's metric reference is out of date; replace it with:\n" << table;
+      << "docs/metrics.md's metric reference is out of date; replace it with:\n" << table;
 }
 
 TEST(Metrics, GoldenExposition) {

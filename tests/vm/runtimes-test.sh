@@ -144,7 +144,7 @@ for v in podman docker containerd ctr crun runc systemd-nspawn; do log "version 
 wait_for 60 systemctl is-active --quiet "$unit" || { echo "RESULT FAIL exporter not active"; systemctl poweroff --no-block; exit 1; }
 # Docker's socket is group docker. podman's sits in /run/podman, which podman
 # keeps root-only (0700): a drop-in gives the API a socket of its own with a
-# group (README: Names from the Engine API, and what that access means).
+# group (docs/containers.md: Names from the Engine API, and what that access means).
 cp "$cfg" /root/config.orig
 sed -i -e 's|^docker_socket = ""|docker_socket = "/run/docker.sock"|' \
   -e 's|^podman_socket = ""|podman_socket = "/run/podman-api/podman.sock"|' \
@@ -227,7 +227,7 @@ as_user() {
     DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus "$@"
 }
 podman_user_view() { to_bytes "$(as_user podman stats --no-stream --format '{{.MemUsage}}' "$1" | awk '{print $1}')"; }
-# The user's own API socket where the exporter's group can reach it (README:
+# The user's own API socket where the exporter's group can reach it (docs/containers.md:
 # rootless podman): a directory of the user's that only podman-api may
 # enter, and a drop-in for the user's podman.socket.
 install -d -m 0755 /run/podman-api/users

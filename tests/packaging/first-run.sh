@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# First metrics on a fresh machine: builds a Debian 12 root with only the
+# stock toolchain (mmdebstrap: g++, cmake, make, GoogleTest, Google Benchmark,
+# python3, git, as a new build machine has), copies this checkout into it and
+# times `packaging/run-local` inside it (chroot, a private mount namespace,
+# the host's apt sources) until /metrics answers with cgroup series. Fails if
+# run-local cannot build and serve from what `install-build-deps --run`
+# installs; prints the time, which no check holds it to.
+# Usage: tests/packaging/first-run.sh [PORT]   (as root; needs the Debian mirror)
+set -euo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+port=${1:-19756}
+work=$(mktemp -d /var/tmp/memcg-first-run.XXXXXX)
+root=$work/root
+pid=
+cleanup() {
+  if [ -n "$pid" ]; then
+    kill -- -"$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
+mirror=${mirror:-http://deb.debian.org/debian}
+aptopts=()
+for f in /etc/apt/apt.conf.d/99*; do [ -f "$f" ] && aptopts+=(--aptopt="$f"); done
+echo "first-run: a fresh Debian 12 root from $mirror"
+mmdebstrap --quiet --variant=apt "${aptopts[@]}" \
+  --include=g++,cmake,make,libgtest-dev,libgmock-dev,libbenchmark-dev,python3,git,ca-certificates \
+  bookworm "$root" "$mirror" >/dev/null
+# The machine's own apt sources (updates and security too), as on the host.
+rm -f "$root/etc/apt/sources.list"
+cp /etc/apt/sources.list.d/*.sources "$root/etc/apt/sources.list.d/" 2>/dev/null || true
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+mkdir -p "$root/src"
+tar -C "$src" --exclude='./build*' --exclude=./.git -cf - . | tar -C "$root/src" -xf -
+
+start=$(date +%s.%N)
+setsid unshare --mount --propagation private -- sh -c "
+  mount --bind /proc '$root/proc' && mount --rbind /dev '$root/dev' && mount --rbind /sys '$root/sys' &&
+  exec chroot '$root' /bin/bash -c 'cd /src && exec packaging/run-local --web.listen-address 127.0.0.1:$port'
+" >"$work/run-local.log" 2>&1 &
+pid=$!
+served=
+while kill -0 "$pid" 2>/dev/null; do
+  if curl -sf "http://127.0.0.1:$port/metrics" 2>/dev/null | grep -q '^memcg_memory_current_bytes{'; then
+    served=1; break
+  fi
+  sleep 0.5
+done
+elapsed=$(echo "$(date +%s.%N) - $start" | bc)
+if [ -z "$served" ]; then
+  echo "first-run: FAIL: packaging/run-local ended without serving metrics:" >&2
+  tail -30 "$work/run-local.log" >&2
+  exit 1
+fi
+printf 'FIRSTRUN first metrics %.0f s after packaging/run-local started (%s CPUs)\n' "$elapsed" "$(nproc)"
+grep -m1 "running on a simulated demo tree" "$work/run-local.log" || true
