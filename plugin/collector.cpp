@@ -2,18 +2,27 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <map>
-#include <unordered_set>
 
 #include "plugin/cache/budget.h"
-#include "plugin/runtime/record_binding.h"
-#include "plugin/runtime/user_socket.h"
 
 namespace memcg {
+namespace {
+
+runtime::SourcesConfig sources_config(const config::Config& c) {
+  const auto& cc = c.containers;
+  return {.records_dir = cc.records_dir,
+          .engine_sockets = {cc.engine_socket(0), cc.engine_socket(1)},
+          .podman_user_socket = cc.podman_user_socket,
+          .engine_timeout = cc.engine_timeout,
+          .rescan_interval = c.collector.rescan_interval};
+}
+
+}  // namespace
 
 Collector::Collector(std::string root, config::Config config, Clock& clock, cgroupfs::FileIo& io)
     : root_(std::move(root)), config_(std::move(config)), clock_(clock), io_(io), reader_(root_, clock_, io_, counters_) {
   table_.set_io(io_);
+  identity_.configure(sources_config(config_));
   auto empty = std::make_shared<Snapshot>();
   empty->root = root_;
   latest_ = std::move(empty);
@@ -22,168 +31,23 @@ Collector::Collector(std::string root, config::Config config, Clock& clock, cgro
 Collector::~Collector() = default;
 
 void Collector::set_config(config::Config config) {
-  if (config.containers.records_dir != config_.containers.records_dir) records_.reset();
-  for (size_t k = 0; k < runtime::kEngineCount; ++k)
-    if (config.containers.engine_socket(k) != config_.containers.engine_socket(k) ||
-        config.containers.engine_timeout != config_.containers.engine_timeout)
-      retire(k, engines_[k]);
-  if (config.containers.podman_user_socket != config_.containers.podman_user_socket ||
-      config.containers.engine_timeout != config_.containers.engine_timeout)
-    retire_user_engines([](uint32_t) { return true; });
+  identity_.configure(sources_config(config));
   config_ = std::move(config);
   rules_.reset();
   need_rescan_ = true;
 }
 
-void Collector::retire(size_t k, std::unique_ptr<runtime::EngineClient>& engine) {
-  if (!engine) return;
-  const runtime::EngineStats s = engine->stats();
-  for (size_t r = 0; r < runtime::kLookupResultCount; ++r) retired_lookups_[k][r] += s.lookups[r];
-  engine.reset();
-}
-
-template <typename Pred>
-void Collector::retire_user_engines(Pred drop) {
-  const size_t podman = runtime::engine_of("podman");
-  for (auto it = user_engines_.begin(); it != user_engines_.end();) {
-    if (!drop(it->first)) {
-      ++it;
-      continue;
-    }
-    retire(podman, it->second);
-    it = user_engines_.erase(it);
-  }
-}
-
+// Names from the identity sources: the cgroups they may name are walked only
+// after a rescan or when a source changed.
 void Collector::refresh_records(bool rescanned, TimePoint now, PassReport& report) {
-  const auto& cc = config_.containers;
-  if (!cc.records_dir.empty()) {
-    if (!records_) records_ = std::make_unique<runtime::RecordStore>(cc.records_dir);
-    std::vector<IoError> errors;
-    records_->refresh(rescanned, errors);
-    for (auto& e : errors) report.add_error(std::move(e));
-  }
-  for (size_t k = 0; k < runtime::kEngineCount; ++k) {
-    if (cc.engine_socket(k).empty() || engines_[k]) continue;
-    engines_[k] = std::make_unique<runtime::EngineClient>(engine_options(cc.engine_socket(k)));
-    rescanned = true;  // hand it the live ids now, not at the next rescan
-  }
-  const bool per_user = !cc.podman_user_socket.empty();
-  if (per_user && !user_engines_started_) rescanned = true;
-  user_engines_started_ = per_user;
-  if (!per_user) retire_user_engines([](uint32_t) { return true; });
-  if (rescanned) ask_engines(now, report);
-  for (auto& engine : engines_)
-    if (engine)
-      for (auto& e : engine->take_errors()) report.add_error(std::move(e));  // once per failing spell
-  for (auto& [uid, engine] : user_engines_)
-    for (auto& e : engine->take_errors()) report.add_error(std::move(e));
-  bind_records(rescanned);
-}
-
-runtime::EngineClient::Options Collector::engine_options(std::string socket) const {
-  return runtime::EngineClient::Options{.sockets = {std::move(socket)}, .timeout = config_.containers.engine_timeout};
-}
-
-// After a rescan: each engine is asked about the live ids of the cgroups it
-// may name (root's engines those outside the users' instances, a user's
-// engine those in that user's instance), and records of gone containers age out.
-void Collector::ask_engines(TimePoint now, PassReport& report) {
-  // A record is created at createRuntime, before its cgroup may be seen; only
-  // records missing for two rescans (at least 30 s) are dropped.
-  std::unordered_set<std::string> live;
-  std::array<std::unordered_set<std::string>, runtime::kEngineCount> engine_ids;
-  std::map<uint32_t, std::unordered_set<std::string>> user_ids;
-  const size_t kPodman = runtime::engine_of("podman");
-  const bool per_user = !config_.containers.podman_user_socket.empty();
-  for (const auto& e : table_.entries()) {
-    const auto& ident = e.id->identity;
-    if (ident.container_id.empty()) continue;
-    live.insert(ident.container_id);
-    const size_t k = runtime::engine_of(ident.runtime);
-    if (k == runtime::kEngineCount) continue;
-    const uint32_t owner = runtime::cgroup_owner(e.id->path).value_or(0);
-    if (owner == 0) {
-      if (engines_[k]) engine_ids[k].insert(ident.container_id);
-    } else if (k == kPodman && per_user) {
-      user_ids[owner].insert(ident.container_id);  // rootless: its user's engine, never root's
-    }
-  }
-  if (records_) records_->expire(live, now, std::max<Duration>(2 * config_.collector.rescan_interval, std::chrono::seconds(30)));
-  for (size_t k = 0; k < runtime::kEngineCount; ++k)
-    if (engines_[k]) engines_[k]->want(engine_ids[k], now);
-  ask_user_engines(user_ids, now, report);
-}
-
-// A client per user with containers now (its thread idles between lookups),
-// at most kMaxUserEngines; a user whose containers are all gone has its
-// client and answers dropped.
-void Collector::ask_user_engines(const std::map<uint32_t, std::unordered_set<std::string>>& user_ids, TimePoint now,
-                                 PassReport& report) {
-  retire_user_engines([&](uint32_t uid) { return !user_ids.count(uid); });
-  bool refused = false;
-  for (const auto& [uid, ids] : user_ids) {
-    auto it = user_engines_.find(uid);
-    if (it == user_engines_.end()) {
-      if (user_engines_.size() >= kMaxUserEngines) {
-        // Said once while it lasts: those containers keep their path's labels.
-        if (!user_engines_refused_)
-          report.add_error({"ask the podman engine of user", std::to_string(uid) + " (more than " +
-                                std::to_string(kMaxUserEngines) + " users with containers)", EUSERS});
-        refused = true;
-        continue;
-      }
-      const auto socket = runtime::user_socket(config_.containers.podman_user_socket, uid);
-      it = user_engines_.emplace(uid, std::make_unique<runtime::EngineClient>(engine_options(socket))).first;
-    }
-    it->second->want(ids, now);
-  }
-  user_engines_refused_ = refused;
-}
-
-// The records the outputs see, each bound to the one cgroup its source owns
-// (runtime/record_binding.h); rebuilt when a source changed or a rescan may
-// have moved a container's cgroup.
-void Collector::bind_records(bool rescanned) {
-  auto hooks = records_ ? records_->records() : nullptr;
-  std::array<uint64_t, runtime::kEngineCount> gen{};
-  for (size_t k = 0; k < runtime::kEngineCount; ++k) gen[k] = engines_[k] ? engines_[k]->generation() : 0;
-  // Compared in place: this runs every pass, and a quiet one allocates nothing.
-  const auto same_user_gen = [&] {
-    if (user_engines_.size() != merged_user_gen_.size()) return false;
-    size_t i = 0;
-    for (const auto& [uid, engine] : user_engines_)
-      if (merged_user_gen_[i++] != std::pair{uid, engine->generation()}) return false;
-    return true;
+  const runtime::ForEachContainerCgroup cgroups = [this](const std::function<void(const runtime::BindCandidate&)>& f) {
+    for (const auto& e : table_.entries())
+      if (!e.id->identity.container_id.empty())
+        f({e.id->path, e.id->depth, e.id->identity.container_id, e.id->identity.runtime});
   };
-  if (!rescanned && merged_ && hooks == merged_hooks_ && gen == merged_engine_gen_ && same_user_gen()) return;
-  const bool any_engine = !user_engines_.empty() || std::any_of(engines_.begin(), engines_.end(), [](auto& e) { return e != nullptr; });
-  if (!hooks && !any_engine) {
-    merged_.reset();
-    merged_hooks_.reset();
-    return;
-  }
-  std::vector<runtime::BindCandidate> cgroups;
-  cgroups.reserve(table_.entries().size());
-  for (const auto& e : table_.entries())
-    if (!e.id->identity.container_id.empty())
-      cgroups.push_back({e.id->path, e.id->depth, e.id->identity.container_id, e.id->identity.runtime});
-  std::vector<runtime::EngineAnswers> answers;
-  std::vector<std::shared_ptr<const runtime::RecordMap>> held;  // kept alive while binding
-  for (size_t k = 0; k < runtime::kEngineCount; ++k)
-    if (engines_[k]) {
-      held.push_back(engines_[k]->records());
-      answers.push_back({held.back().get(), runtime::kEngines[k], 0});
-    }
-  for (const auto& [uid, engine] : user_engines_) {
-    held.push_back(engine->records());
-    answers.push_back({held.back().get(), "podman", uid});
-  }
-  merged_ = std::make_shared<const runtime::BoundRecords>(runtime::bind_records(cgroups, hooks.get(), answers));
-  merged_hooks_ = std::move(hooks);
-  merged_engine_gen_ = gen;
-  merged_user_gen_.clear();
-  for (const auto& [uid, engine] : user_engines_) merged_user_gen_.emplace_back(uid, engine->generation());
+  std::vector<IoError> errors;
+  identity_.refresh(rescanned, cgroups, now, errors);
+  for (auto& e : errors) report.add_error(std::move(e));
 }
 
 bool Collector::request_refresh(config::Glob glob) {
@@ -379,32 +243,6 @@ void Collector::read_wanted(TimePoint now, PassReport& report) {
   }
 }
 
-// An engine that is on: its client's counts, a users' podman engines' with
-// podman's (one series per engine, not per user), and those of clients
-// since dropped (a user's last container gone, a reload), so the counters
-// never go back.
-std::array<std::optional<runtime::EngineStats>, runtime::kEngineCount> Collector::engine_stats() const {
-  std::array<std::optional<runtime::EngineStats>, runtime::kEngineCount> out;
-  const size_t podman = runtime::engine_of("podman");
-  for (size_t k = 0; k < runtime::kEngineCount; ++k) {
-    const bool on = !config_.containers.engine_socket(k).empty() ||
-                    (k == podman && !config_.containers.podman_user_socket.empty());
-    if (!on) continue;
-    runtime::EngineStats total;
-    total.lookups = retired_lookups_[k];
-    auto add = [&](const runtime::EngineClient& c) {
-      const runtime::EngineStats s = c.stats();
-      for (size_t r = 0; r < runtime::kLookupResultCount; ++r) total.lookups[r] += s.lookups[r];
-      total.cached += s.cached;
-    };
-    if (engines_[k]) add(*engines_[k]);
-    if (k == podman)
-      for (const auto& [uid, engine] : user_engines_) add(*engine);
-    out[k] = total;
-  }
-  return out;
-}
-
 // The cgroups' ids and rules, rebuilt only when the set or a rule changed.
 std::shared_ptr<const Roster> Collector::shared_roster() {
   if (roster_ && roster_generation_ == table_.generation()) return roster_;
@@ -458,8 +296,8 @@ void Collector::publish(TimePoint started, Duration probe_from) {
   snap->pass_duration = clock_.now() - started;
   counters_.pass_seconds.observe(to_seconds(snap->pass_duration));
   snap->pass_seconds = counters_.pass_seconds;
-  snap->records = merged_;
-  snap->engines = engine_stats();
+  snap->records = identity_.records();
+  snap->engines = identity_.engine_stats();
   // The probe phase runs to here: dropping the gone and building a snapshot
   // of every cgroup are the pass's own work too (left out, they were part
   // of the "rest" of process_cpu_seconds_total the phases should explain).

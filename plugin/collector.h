@@ -7,12 +7,10 @@
 #pragma once
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "config/config.h"
@@ -23,9 +21,7 @@
 #include "plugin/cgroupfs/file_io.h"
 #include "plugin/clock.h"
 #include "plugin/pass_report.h"
-#include "plugin/runtime/engine_client.h"
-#include "plugin/runtime/record_binding.h"
-#include "plugin/runtime/record_store.h"
+#include "plugin/runtime/identity_sources.h"
 #include "plugin/snapshot.h"
 
 namespace memcg {
@@ -64,9 +60,6 @@ class Collector {
   // the next pass's matching work.
   bool request_refresh(config::Glob glob);
   static constexpr size_t kMaxPendingRefresh = 32;
-  // Users whose rootless podman engines are asked at once; containers of
-  // further users keep the labels their paths give (an error says so once).
-  static constexpr size_t kMaxUserEngines = 16;
 
  private:
   // memory.stat of the cgroups in batch_, fetched together (fewer CPU-clock
@@ -77,20 +70,10 @@ class Collector {
   void decide(TimePoint now, PassReport& report);  // probes taken: which cgroups want a read -> wanted_
   void read_wanted(TimePoint now, PassReport& report);
   void publish(TimePoint started, Duration probe_from);
-  std::array<std::optional<runtime::EngineStats>, runtime::kEngineCount> engine_stats() const;
   std::shared_ptr<const Roster> shared_roster();
   void mark_forced();   // refresh requests from other threads -> CgroupEntry::forced
   void count_skip(CgroupEntry& e, PassReport& report) noexcept;
   void refresh_records(bool rescanned, TimePoint now, PassReport& report);
-  void ask_engines(TimePoint now, PassReport& report);
-  void ask_user_engines(const std::map<uint32_t, std::unordered_set<std::string>>& user_ids, TimePoint now,
-                        PassReport& report);
-  void bind_records(bool rescanned);
-  runtime::EngineClient::Options engine_options(std::string socket) const;
-  // Drops an engine client, keeping its lookup counts for the counters.
-  void retire(size_t k, std::unique_ptr<runtime::EngineClient>& engine);
-  template <typename Pred>
-  void retire_user_engines(Pred drop);  // the users' clients for whose uid drop(uid) holds
 
   std::string root_;
   config::Config config_;
@@ -122,22 +105,7 @@ class Collector {
   std::shared_ptr<const std::vector<std::shared_ptr<const config::Settings>>> rules_;  // config_.resolved()
   std::shared_ptr<const Roster> roster_;  // the table's ids and settings as of roster_generation_
   uint64_t roster_generation_ = 0;
-  std::unique_ptr<runtime::RecordStore> records_;  // null when containers.records_dir is ""
-  // By runtime::kEngines; null when that engine's socket is not configured.
-  std::array<std::unique_ptr<runtime::EngineClient>, runtime::kEngineCount> engines_;
-  // Hook and engine records bound to their cgroups, rebuilt when a source
-  // changed or a rescan may have moved a container's cgroup; null when all are off.
-  std::shared_ptr<const runtime::BoundRecords> merged_;
-  std::shared_ptr<const runtime::RecordMap> merged_hooks_;  // the inputs merged_ was built from
-  std::array<uint64_t, runtime::kEngineCount> merged_engine_gen_{};
-  // Rootless podman: one client per user with containers, by uid, asking
-  // containers.podman_user_socket with the uid filled in.
-  std::map<uint32_t, std::unique_ptr<runtime::EngineClient>> user_engines_;
-  bool user_engines_started_ = false;
-  bool user_engines_refused_ = false;  // a user over kMaxUserEngines was reported
-  std::vector<std::pair<uint32_t, uint64_t>> merged_user_gen_;  // their generations merged_ was built from
-  // Lookups of clients dropped since start, by engine: the counters go on from them.
-  std::array<std::array<uint64_t, runtime::kLookupResultCount>, runtime::kEngineCount> retired_lookups_{};
+  runtime::IdentitySources identity_;  // hook records and Engine APIs, bound to their cgroups
 
   // A mutex held only to copy or swap the pointer (tens of nanoseconds), not
   // std::atomic<shared_ptr>: libstdc++ 12 implements that with a lock bit

@@ -1,13 +1,15 @@
 #include "plugin/runtime/engine_client.h"
 
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
 
 #include "plugin/runtime/engine_api.h"
 
@@ -33,136 +35,180 @@ int wait_ready(int fd, short events, int wake, SteadyClock::time_point deadline)
 
 }  // namespace
 
+// The worker's task: what to ask, what was answered, and the sockets' state.
+class EngineClient::Lookups final : public LookupWorker::Task {
+ public:
+  explicit Lookups(Options options) : options_(std::move(options)), failing_(options_.sockets.size()),
+                                      resting_(options_.sockets.size()) {}
+
+  bool want(const std::unordered_set<std::string>& ids, TimePoint now);  // true: something was queued
+  std::shared_ptr<const RecordMap> records() const {
+    std::lock_guard lock(mu_);
+    return published_;
+  }
+  uint64_t generation() const {
+    std::lock_guard lock(mu_);
+    return generation_;
+  }
+  EngineStats stats() const {
+    std::lock_guard lock(mu_);
+    EngineStats s = stats_;
+    s.cached = found_.size();
+    return s;
+  }
+  std::vector<IoError> take_errors() {
+    std::lock_guard lock(mu_);
+    return std::exchange(errors_, {});
+  }
+  bool pending() const override {
+    std::lock_guard lock(mu_);
+    return !queue_.empty();
+  }
+  void step(int cancel_fd) override;
+
+  const Options options_;
+
+ private:
+  struct Entry {
+    LookupResult state = LookupResult::error;
+    bool queued = true;
+    TimePoint asked{};  // when want() queued it
+  };
+  struct Outcome {
+    LookupResult result = LookupResult::error;
+    ContainerRecord record;
+    int err = 0;  // for LookupResult::error
+  };
+
+  Outcome lookup(const std::string& socket, const std::string& id, int cancel_fd) const;
+  void record_locked(const std::string& id, const std::vector<std::pair<size_t, Outcome>>& outcomes, Outcome final);
+  void publish_locked() {
+    published_ = std::make_shared<const RecordMap>(found_);
+    ++generation_;
+  }
+
+  mutable std::mutex mu_;
+  std::deque<std::string> queue_;
+  std::unordered_map<std::string, Entry> entries_;
+  RecordMap found_;
+  std::shared_ptr<const RecordMap> published_ = std::make_shared<RecordMap>();
+  uint64_t generation_ = 0;
+  EngineStats stats_;
+  std::vector<bool> failing_;  // per socket
+  std::vector<IoError> errors_;
+  std::vector<SteadyClock::time_point> resting_;  // the worker's own: a failed engine is left alone for `retry`
+};
+
 EngineClient::EngineClient(Options options)
-    : options_(std::move(options)), wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), failing_(options_.sockets.size()) {
-  worker_ = std::thread([this] { run(); });
+    : own_worker_(std::make_unique<LookupWorker>()), worker_(*own_worker_),
+      lookups_(std::make_shared<Lookups>(std::move(options))) {
+  worker_.add(lookups_);
 }
 
-EngineClient::~EngineClient() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  const uint64_t one = 1;
-  if (wake_.valid()) (void)!::write(wake_.get(), &one, sizeof one);
-  worker_.join();
+EngineClient::EngineClient(Options options, LookupWorker& worker)
+    : worker_(worker), lookups_(std::make_shared<Lookups>(std::move(options))) {
+  worker_.add(lookups_);
 }
+
+EngineClient::~EngineClient() { worker_.remove(lookups_.get()); }
 
 void EngineClient::want(const std::unordered_set<std::string>& ids, TimePoint now) {
+  if (lookups_->want(ids, now)) worker_.notify();
+}
+std::shared_ptr<const RecordMap> EngineClient::records() const { return lookups_->records(); }
+uint64_t EngineClient::generation() const { return lookups_->generation(); }
+EngineStats EngineClient::stats() const { return lookups_->stats(); }
+std::vector<IoError> EngineClient::take_errors() { return lookups_->take_errors(); }
+const EngineClient::Options& EngineClient::options() const noexcept { return lookups_->options_; }
+
+bool EngineClient::Lookups::want(const std::unordered_set<std::string>& ids, TimePoint now) {
   bool queued = false, changed = false;
+  std::lock_guard lock(mu_);
+  // Ids no longer live are forgotten first, making room (one still queued
+  // is forgotten once answered).
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (!it->second.queued && !ids.count(it->first)) {
+      changed |= found_.erase(it->first) > 0;
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& id : ids) {
+    auto it = entries_.find(id);
+    if (it != entries_.end() &&
+        (it->second.queued || it->second.state == LookupResult::ok || now - it->second.asked < options_.retry))
+      continue;
+    if (queue_.size() >= options_.max_queue) break;  // the rest at the next rescan
+    if (it == entries_.end()) {
+      if (entries_.size() >= options_.max_entries) break;
+      it = entries_.emplace(id, Entry{}).first;
+    }
+    it->second.queued = true;
+    it->second.asked = now;
+    queue_.push_back(id);
+    queued = true;
+  }
+  if (changed) publish_locked();
+  return queued;
+}
+
+// One id, asked of each socket in turn until one knows it.
+void EngineClient::Lookups::step(int cancel_fd) {
+  std::string id;
   {
     std::lock_guard lock(mu_);
-    // Ids no longer live are forgotten first, making room (one still queued
-    // is forgotten once answered).
-    for (auto it = entries_.begin(); it != entries_.end();) {
-      if (!it->second.queued && !ids.count(it->first)) {
-        changed |= found_.erase(it->first) > 0;
-        it = entries_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    for (const auto& id : ids) {
-      auto it = entries_.find(id);
-      if (it != entries_.end() &&
-          (it->second.queued || it->second.state == LookupResult::ok || now - it->second.asked < options_.retry))
-        continue;
-      if (queue_.size() >= options_.max_queue) break;  // the rest at the next rescan
-      if (it == entries_.end()) {
-        if (entries_.size() >= options_.max_entries) break;
-        it = entries_.emplace(id, Entry{}).first;
-      }
-      it->second.queued = true;
-      it->second.asked = now;
-      queue_.push_back(id);
-      queued = true;
-    }
-    if (changed) publish_locked();
-  }
-  if (queued) cv_.notify_one();
-}
-
-std::shared_ptr<const RecordMap> EngineClient::records() const {
-  std::lock_guard lock(mu_);
-  return published_;
-}
-
-uint64_t EngineClient::generation() const {
-  std::lock_guard lock(mu_);
-  return generation_;
-}
-
-EngineStats EngineClient::stats() const {
-  std::lock_guard lock(mu_);
-  EngineStats s = stats_;
-  s.cached = found_.size();
-  return s;
-}
-
-std::vector<IoError> EngineClient::take_errors() {
-  std::lock_guard lock(mu_);
-  return std::exchange(errors_, {});
-}
-
-void EngineClient::publish_locked() {
-  published_ = std::make_shared<const RecordMap>(found_);
-  ++generation_;
-}
-
-void EngineClient::run() {
-  std::vector<SteadyClock::time_point> resting(options_.sockets.size());  // a failed engine is left alone for `retry`
-  std::unique_lock lock(mu_);
-  for (;;) {
-    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-    if (stop_) return;
-    const std::string id = std::move(queue_.front());
+    if (queue_.empty()) return;
+    id = std::move(queue_.front());
     queue_.pop_front();
-    lock.unlock();
+  }
+  Outcome final{LookupResult::not_found, {}, 0};
+  std::vector<std::pair<size_t, Outcome>> outcomes;
+  for (size_t s = 0; s < options_.sockets.size(); ++s) {
+    if (SteadyClock::now() < resting_[s]) {
+      final.result = LookupResult::error;
+      continue;
+    }
+    Outcome o = lookup(options_.sockets[s], id, cancel_fd);
+    if (o.err == ECANCELED) return;
+    if (o.result == LookupResult::error) {
+      resting_[s] = SteadyClock::now() + options_.retry;
+      final.result = LookupResult::error;
+    }
+    const bool found = o.result == LookupResult::ok;
+    outcomes.emplace_back(s, std::move(o));
+    if (found) {
+      final = outcomes.back().second;
+      break;
+    }
+  }
+  std::lock_guard lock(mu_);
+  record_locked(id, outcomes, std::move(final));
+}
 
-    Outcome final{LookupResult::not_found, {}, 0};
-    std::vector<std::pair<size_t, Outcome>> outcomes;
-    for (size_t s = 0; s < options_.sockets.size(); ++s) {
-      if (SteadyClock::now() < resting[s]) {
-        final.result = LookupResult::error;
-        continue;
-      }
-      Outcome o = lookup(options_.sockets[s], id);
-      if (o.err == ECANCELED) return;
-      if (o.result == LookupResult::error) {
-        resting[s] = SteadyClock::now() + options_.retry;
-        final.result = LookupResult::error;
-      }
-      const bool found = o.result == LookupResult::ok;
-      outcomes.emplace_back(s, std::move(o));
-      if (found) {
-        final = outcomes.back().second;
-        break;
-      }
+void EngineClient::Lookups::record_locked(const std::string& id, const std::vector<std::pair<size_t, Outcome>>& outcomes,
+                                          Outcome final) {
+  for (const auto& [s, o] : outcomes) {
+    ++stats_.lookups[static_cast<size_t>(o.result)];
+    if (o.result == LookupResult::error && !failing_[s]) {
+      failing_[s] = true;
+      errors_.push_back({"ask the engine at", options_.sockets[s], o.err});
+    } else if (o.result != LookupResult::error) {
+      failing_[s] = false;
     }
-
-    lock.lock();
-    for (const auto& [s, o] : outcomes) {
-      ++stats_.lookups[static_cast<size_t>(o.result)];
-      if (o.result == LookupResult::error && !failing_[s]) {
-        failing_[s] = true;
-        errors_.push_back({"ask the engine at", options_.sockets[s], o.err});
-      } else if (o.result != LookupResult::error) {
-        failing_[s] = false;
-      }
-    }
-    auto it = entries_.find(id);
-    if (it == entries_.end()) continue;
-    it->second.queued = false;
-    it->second.state = final.result;
-    if (final.result == LookupResult::ok) {
-      found_[id] = std::move(final.record);
-      publish_locked();
-    }
+  }
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return;
+  it->second.queued = false;
+  it->second.state = final.result;
+  if (final.result == LookupResult::ok) {
+    found_[id] = std::move(final.record);
+    publish_locked();
   }
 }
 
-EngineClient::Outcome EngineClient::lookup(const std::string& socket_path, const std::string& id) {
+EngineClient::Lookups::Outcome EngineClient::Lookups::lookup(const std::string& socket_path, const std::string& id,
+                                                              int cancel_fd) const {
   Outcome out;
   const auto deadline = SteadyClock::now() + options_.timeout;
   const auto fail = [&](int err) {
@@ -178,7 +224,7 @@ EngineClient::Outcome EngineClient::lookup(const std::string& socket_path, const
   if (!fd.valid()) return fail(errno);
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     if (errno != EINPROGRESS && errno != EAGAIN) return fail(errno);
-    if (int e = wait_ready(fd.get(), POLLOUT, wake_.get(), deadline)) return fail(e);
+    if (int e = wait_ready(fd.get(), POLLOUT, cancel_fd, deadline)) return fail(e);
     int soerr = 0;
     socklen_t len = sizeof soerr;
     if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &soerr, &len) != 0) return fail(errno);
@@ -192,7 +238,7 @@ EngineClient::Outcome EngineClient::lookup(const std::string& socket_path, const
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else if (n < 0 && errno == EAGAIN) {
-      if (int e = wait_ready(fd.get(), POLLOUT, wake_.get(), deadline)) return fail(e);
+      if (int e = wait_ready(fd.get(), POLLOUT, cancel_fd, deadline)) return fail(e);
     } else {
       return fail(n < 0 ? errno : EPIPE);
     }
@@ -204,7 +250,7 @@ EngineClient::Outcome EngineClient::lookup(const std::string& socket_path, const
   std::optional<HttpReply> reply;
   for (bool eof = false; !reply;) {
     if (!eof) {
-      if (int e = wait_ready(fd.get(), POLLIN, wake_.get(), deadline)) return fail(e);
+      if (int e = wait_ready(fd.get(), POLLIN, cancel_fd, deadline)) return fail(e);
       const ssize_t n = ::read(fd.get(), buf, sizeof buf);
       if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       if (n < 0) return fail(errno);

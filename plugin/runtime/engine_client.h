@@ -1,6 +1,6 @@
 // Container names from the Docker Engine API (or podman's compatible one),
 // for the containers whose hooks cannot name them (Docker runs no hooks.d).
-// One worker thread asks each engine socket about each new container id, one
+// A LookupWorker asks each engine socket about each new container id, one
 // lookup at a time with a deadline; the collector only hands over ids and
 // picks up published results, so a slow, dead or hostile engine never blocks
 // or fails collection. Bounded: at most `max_entries` ids cached (only ids of
@@ -8,24 +8,17 @@
 // kMaxEngineReplyBytes in memory.
 #pragma once
 
-#include <array>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <string_view>
-#include <thread>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "plugin/clock.h"
 #include "plugin/error.h"
 #include "plugin/runtime/engine_stats.h"
+#include "plugin/runtime/lookup_worker.h"
 #include "plugin/runtime/record_store.h"
-#include "plugin/sys/unique_fd.h"
 
 namespace memcg::runtime {
 
@@ -39,8 +32,11 @@ class EngineClient {
     size_t max_queue = 1024;
   };
 
+  // On a worker of its own (a thread that idles between lookups).
   explicit EngineClient(Options options);
-  ~EngineClient();  // wakes the worker and joins it (at most one I/O wait)
+  // On a shared worker, which must outlive the client.
+  EngineClient(Options options, LookupWorker& worker);
+  ~EngineClient();  // its lookups stop; one in progress finishes on the worker
   EngineClient(const EngineClient&) = delete;
   EngineClient& operator=(const EngineClient&) = delete;
 
@@ -61,39 +57,14 @@ class EngineClient {
   // reported again only after it answered once.
   std::vector<IoError> take_errors();
 
-  const Options& options() const noexcept { return options_; }
+  const Options& options() const noexcept;
 
  private:
-  struct Entry {
-    LookupResult state = LookupResult::error;
-    bool queued = true;
-    TimePoint asked{};  // when want() queued it
-  };
-  struct Outcome {
-    LookupResult result = LookupResult::error;
-    ContainerRecord record;
-    int err = 0;  // for LookupResult::error
-  };
+  class Lookups;  // the queue, cache and sockets: the worker's task
 
-  void run();
-  Outcome lookup(const std::string& socket, const std::string& id);
-  void publish_locked();
-
-  const Options options_;
-  sys::UniqueFd wake_;  // eventfd: stops the worker's poll
-
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::deque<std::string> queue_;
-  std::unordered_map<std::string, Entry> entries_;
-  RecordMap found_;
-  std::shared_ptr<const RecordMap> published_ = std::make_shared<RecordMap>();
-  uint64_t generation_ = 0;
-  EngineStats stats_;
-  std::vector<bool> failing_;  // per socket
-  std::vector<IoError> errors_;
-  std::thread worker_;
+  std::unique_ptr<LookupWorker> own_worker_;  // null on a shared worker
+  LookupWorker& worker_;
+  std::shared_ptr<Lookups> lookups_;
 };
 
 }  // namespace memcg::runtime

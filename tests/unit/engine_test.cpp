@@ -16,6 +16,7 @@
 
 #include "plugin/runtime/engine_api.h"
 #include "plugin/runtime/engine_client.h"
+#include "plugin/runtime/lookup_worker.h"
 #include "plugin/runtime/record_binding.h"
 #include "plugin/runtime/user_socket.h"
 #include "plugin/collector.h"
@@ -419,6 +420,46 @@ TEST(EngineClient, CacheAndQueueStayWithinTheirBounds) {
   EXPECT_LE(engine.requests(), 40);
 }
 
+
+size_t thread_count() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+TEST(LookupWorker, OneThreadAsksEveryEngineAndADeadOneDelaysTheOthersOnlyByItsTimeout) {
+  FakeEngine good(temp_socket("good"), [](const std::string& req) {
+    const std::string id = asked_id(req);
+    return reply(200, inspect_json(id, "n" + id.substr(0, 4), "img"));
+  });
+  std::atomic<bool> release{false};
+  FakeEngine silent(temp_socket("mute"), [&](const std::string&) {
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return std::string();
+  });
+  const size_t before = thread_count();
+  {
+    LookupWorker worker;
+    std::vector<std::unique_ptr<EngineClient>> clients;
+    clients.push_back(std::make_unique<EngineClient>(
+        EngineClient::Options{.sockets = {temp_socket("mute")}, .timeout = std::chrono::milliseconds(300)}, worker));
+    for (int i = 0; i < 4; ++i)
+      clients.push_back(std::make_unique<EngineClient>(EngineClient::Options{.sockets = {temp_socket("good")}}, worker));
+    EXPECT_EQ(thread_count(), before + 1);  // five clients, one worker
+    const TimePoint t0{std::chrono::hours(1)};
+    for (auto& c : clients) c->want({kId, kOther}, t0);
+    ASSERT_TRUE(eventually([&] {
+      return std::all_of(clients.begin() + 1, clients.end(), [](auto& c) { return c->records()->size() == 2; });
+    }));
+    EXPECT_TRUE(clients[0]->records()->empty());
+    EXPECT_EQ(clients[0]->take_errors().size(), 1u);  // the mute engine timed out, once
+    clients.erase(clients.begin() + 2);  // a client dropped while the worker serves the others
+    clients[1]->want({kId}, t0 + std::chrono::minutes(1));
+    EXPECT_EQ(clients[1]->records()->size(), 1u);
+  }
+  release = true;
+  EXPECT_EQ(thread_count(), before);  // the worker stopped with its owner
+}
 
 TEST(UserEngine, TheOwnerIsTheUserInstanceDirectlyUnderTheUsersSlice) {
   EXPECT_EQ(cgroup_owner("user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" + kId + ".scope"), 1000u);

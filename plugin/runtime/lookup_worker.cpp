@@ -1,0 +1,74 @@
+#include "plugin/runtime/lookup_worker.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace memcg::runtime {
+
+LookupWorker::LookupWorker() : cancel_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+LookupWorker::~LookupWorker() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  const uint64_t one = 1;
+  if (cancel_.valid()) (void)!::write(cancel_.get(), &one, sizeof one);
+  thread_.join();
+}
+
+void LookupWorker::add(std::shared_ptr<Task> task) {
+  {
+    std::lock_guard lock(mu_);
+    tasks_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+}
+
+void LookupWorker::remove(const Task* task) {
+  std::lock_guard lock(mu_);
+  std::erase_if(tasks_, [&](const auto& t) { return t.get() == task; });
+}
+
+void LookupWorker::notify() {
+  // Taken and released so the worker cannot be between its check of the
+  // tasks and its wait: no wake-up is lost.
+  { std::lock_guard lock(mu_); }
+  cv_.notify_one();
+}
+
+// The next task with a lookup waiting, after the one that had the last turn.
+std::shared_ptr<LookupWorker::Task> LookupWorker::next_locked() {
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    const size_t k = (turn_ + i) % tasks_.size();
+    if (tasks_[k]->pending()) {
+      turn_ = k + 1;
+      return tasks_[k];
+    }
+  }
+  return nullptr;
+}
+
+void LookupWorker::run() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    std::shared_ptr<Task> task;
+    cv_.wait(lock, [&] {
+      if (stop_) return true;
+      task = next_locked();
+      return task != nullptr;
+    });
+    if (stop_) return;
+    lock.unlock();
+    task->step(cancel_.get());
+    task.reset();  // a removed task ends here, outside the lock
+    lock.lock();
+  }
+}
+
+}  // namespace memcg::runtime
