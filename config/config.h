@@ -98,6 +98,10 @@ struct ContainersConfig {
   // containers are asked of their user's socket only, never of podman_socket.
   std::string podman_user_socket;
   Duration engine_timeout = std::chrono::seconds(2);  // per lookup
+  // containerd's gRPC API ("" = off): names of the containers in these
+  // namespaces (k8s.io is the CRI plugin's, where a kubelet's pods run).
+  std::string containerd_socket;
+  std::vector<std::string> containerd_namespaces = {"k8s.io"};
 
   // The socket of engine k in runtime::kEngines order (docker, podman).
   const std::string& engine_socket(size_t k) const noexcept { return k == 0 ? docker_socket : podman_socket; }

@@ -3,6 +3,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -35,7 +36,8 @@ class Loader {
     if (auto* t = table_at(root, "collector", "collector")) load_collector(*t, c.collector);
     if (auto* t = table_at(root, "web", "web")) load_web(*t, c.web);
     if (auto* t = table_at(root, "containers", "containers")) {
-      check_keys(*t, "containers", {"records_dir", "docker_socket", "podman_socket", "podman_user_socket", "engine_timeout"});
+      check_keys(*t, "containers", {"records_dir", "docker_socket", "podman_socket", "podman_user_socket", "engine_timeout",
+                                    "containerd_socket", "containerd_namespaces"});
       if (auto* n = t->get("records_dir")) {
         auto v = n->as_string();
         if (!v || (!v->get().empty() && v->get()[0] != '/'))
@@ -49,6 +51,10 @@ class Loader {
         if (!c.containers.podman_user_socket.empty() && c.containers.podman_user_socket.find("%U") == std::string::npos)
           fail(*n, "containers.podman_user_socket", "must contain %U, the user's uid (e.g. \"/run/podman-api/users/%U/podman.sock\")");
       }
+      if (auto* n = t->get("containerd_socket"))
+        c.containers.containerd_socket = socket_path(*n, "containers.containerd_socket");
+      if (auto* n = t->get("containerd_namespaces"))
+        c.containers.containerd_namespaces = namespaces(*n, "containers.containerd_namespaces");
       if (auto* n = t->get("engine_timeout")) {
         c.containers.engine_timeout = duration(*n, "containers.engine_timeout");
         if (c.containers.engine_timeout > std::chrono::seconds(30))
@@ -228,6 +234,25 @@ class Loader {
     if (!s || (!s->get().empty() && s->get()[0] != '/')) fail(n, key, "must be an absolute path, or \"\" to disable");
     if (s->get().size() + grows > 107) fail(n, key, "longer than a Unix socket path can be (107 bytes)");
     return s->get();
+  }
+
+  // containerd namespaces: its own rule for names (a DNS label: lower-case
+  // letters, digits, '.', '-', starting with a letter or digit), at most 16.
+  std::vector<std::string> namespaces(const toml::node& n, const std::string& key) const {
+    auto arr = n.as_array();
+    if (!arr || arr->empty() || arr->size() > 16) fail(n, key, "must be an array of 1 to 16 containerd namespaces");
+    std::vector<std::string> out;
+    for (size_t i = 0; i < arr->size(); ++i) {
+      const auto& el = (*arr)[i];
+      auto s = el.as_string();
+      const bool ok = s && !s->get().empty() && s->get().size() <= 76 && std::isalnum(static_cast<unsigned char>(s->get()[0])) &&
+                      std::all_of(s->get().begin(), s->get().end(), [](char ch) {
+                        return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '-';
+                      });
+      if (!ok) fail(el, key + "[" + std::to_string(i + 1) + "]", "not a containerd namespace (e.g. \"k8s.io\", \"default\")");
+      out.push_back(s->get());
+    }
+    return out;
   }
 
   std::vector<std::string> identity_labels(const toml::node& n, const std::string& key) const {

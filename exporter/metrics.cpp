@@ -231,17 +231,30 @@ const MetricDef kTable[] = {
      s.add(d(x.snap.left_out.fds_exhausted), {{"reason", "fds_exhausted"}});
    }},
   {"memcg_exporter_engine_lookups_total", Profile::lean, MetricType::Counter, "engine,result",
-   "Container inspections asked of the Engine API (containers.docker_socket, containers.podman_socket; podman counts the podman_user_socket ones too), one per new container: result ok (named), not_found (the engine does not know the id, e.g. gone already) or error (no answer within containers.engine_timeout, refused, not an inspect reply: the log says which). Absent for an engine that is off.", nullptr,
+   "Container inspections asked of the Engine API (containers.docker_socket, containers.podman_socket; podman counts the podman_user_socket ones too), one per new container, and of containerd (containers.containerd_socket), one per container its events announce: result ok (named), not_found (the engine does not know the id, e.g. gone already) or error (no answer within containers.engine_timeout, refused, not an inspect reply: the log says which). Absent for an engine that is off.", nullptr,
    [](const Ctx& x, Sink& s) {
-     for (size_t k = 0; k < runtime::kEngineCount; ++k) {
-       if (!x.snap.engines[k]) continue;
-       const auto& l = x.snap.engines[k]->lookups;
-       const std::string engine(runtime::kEngines[k]);
+     const auto add = [&](const std::string& engine, const auto& l) {
        s.add(d(l[0]), {{"engine", engine}, {"result", "ok"}});
        s.add(d(l[1]), {{"engine", engine}, {"result", "not_found"}});
        s.add(d(l[2]), {{"engine", engine}, {"result", "error"}});
-     }
+     };
+     for (size_t k = 0; k < runtime::kEngineCount; ++k)
+       if (x.snap.engines[k]) add(std::string(runtime::kEngines[k]), x.snap.engines[k]->lookups);
+     if (x.snap.containerd) add("containerd", x.snap.containerd->lookups);
    }},
+  {"memcg_exporter_containerd_connected", Profile::lean, MetricType::Gauge, "",
+   "1 while containerd's event stream is open and its last container list succeeded (containers.containerd_socket), 0 while it is absent, refusing or failing (the log says why, once); absent when containerd is off.", nullptr,
+   [](const Ctx& x, Sink& s) { if (x.snap.containerd) s.add(x.snap.containerd->connected ? 1.0 : 0.0); }},
+  {"memcg_exporter_containerd_lists_total", Profile::lean, MetricType::Counter, "result",
+   "Whole lists of containerd's containers in containers.containerd_namespaces (at start, after the event stream reconnects, and every 5 minutes), by result ok or error; absent when containerd is off.", nullptr,
+   [](const Ctx& x, Sink& s) {
+     if (!x.snap.containerd) return;
+     s.add(d(x.snap.containerd->lists_ok), {{"result", "ok"}});
+     s.add(d(x.snap.containerd->lists_failed), {{"result", "error"}});
+   }},
+  {"memcg_exporter_containerd_events_total", Profile::lean, MetricType::Counter, "",
+   "Container create, update and delete events heard on containerd's event stream in containers.containerd_namespaces; absent when containerd is off.", nullptr,
+   [](const Ctx& x, Sink& s) { if (x.snap.containerd) s.add(d(x.snap.containerd->events)); }},
   {"memcg_exporter_cgroup_open_fds", Profile::lean, MetricType::Gauge, "",
    "Descriptors the collected cgroups hold open (their directories and kept files).", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.snap.cgroup_fds)); }},

@@ -14,7 +14,9 @@ runtime::SourcesConfig sources_config(const config::Config& c) {
           .engine_sockets = {cc.engine_socket(0), cc.engine_socket(1)},
           .podman_user_socket = cc.podman_user_socket,
           .engine_timeout = cc.engine_timeout,
-          .rescan_interval = c.collector.rescan_interval};
+          .rescan_interval = c.collector.rescan_interval,
+          .containerd_socket = cc.containerd_socket,
+          .containerd_namespaces = cc.containerd_namespaces};
 }
 
 }  // namespace
@@ -298,6 +300,7 @@ void Collector::publish(TimePoint started, Duration probe_from) {
   snap->pass_seconds = counters_.pass_seconds;
   snap->records = identity_.records();
   snap->engines = identity_.engine_stats();
+  snap->containerd = identity_.containerd_stats();
   // The probe phase runs to here: dropping the gone and building a snapshot
   // of every cgroup are the pass's own work too (left out, they were part
   // of the "rest" of process_cpu_seconds_total the phases should explain).

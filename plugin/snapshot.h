@@ -137,6 +137,7 @@ struct Snapshot {
   std::shared_ptr<const runtime::BoundRecords> records;
   // Engine API lookups by engine (runtime::kEngines); empty when that one is off.
   std::array<std::optional<runtime::EngineStats>, runtime::kEngineCount> engines;
+  std::optional<runtime::ContainerdStats> containerd;  // containers.containerd_socket on
   // The settings in force: [defaults] first, then each rule (per-rule series);
   // null before the first pass.
   std::shared_ptr<const std::vector<std::shared_ptr<const config::Settings>>> rules;

@@ -30,4 +30,13 @@ struct EngineStats {
   size_t cached = 0;                                   // ids with an answer kept
 };
 
+// containerd's client (containerd_client.h).
+struct ContainerdStats {
+  std::array<uint64_t, kLookupResultCount> lookups{};  // Get calls after create events, by result
+  uint64_t lists_ok = 0, lists_failed = 0;             // whole lists (start, reconnect, resync)
+  uint64_t events = 0;                                 // container events heard
+  size_t cached = 0;                                   // containers named now
+  bool connected = false;                              // the event stream is up and the last list succeeded
+};
+
 }  // namespace memcg::runtime

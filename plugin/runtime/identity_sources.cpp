@@ -16,6 +16,15 @@ void IdentitySources::configure(SourcesConfig config) {
     if (config.engine_sockets[k] != config_.engine_sockets[k] || timeout_changed) retire(k, engines_[k]);
   if (config.podman_user_socket != config_.podman_user_socket || timeout_changed)
     retire_user_engines([](uint32_t) { return true; });
+  if (containerd_ && (config.containerd_socket != config_.containerd_socket ||
+                      config.containerd_namespaces != config_.containerd_namespaces || timeout_changed)) {
+    const ContainerdStats s = containerd_->stats();
+    for (size_t r = 0; r < kLookupResultCount; ++r) containerd_retired_.lookups[r] += s.lookups[r];
+    containerd_retired_.lists_ok += s.lists_ok;
+    containerd_retired_.lists_failed += s.lists_failed;
+    containerd_retired_.events += s.events;
+    containerd_.reset();
+  }
   config_ = std::move(config);
 }
 
@@ -39,8 +48,13 @@ void IdentitySources::retire_user_engines(Pred drop) {
   }
 }
 
-std::unique_ptr<EngineClient> IdentitySources::make_client(std::string socket) {
+LookupWorker& IdentitySources::worker() {
   if (!worker_) worker_ = std::make_unique<LookupWorker>();
+  return *worker_;
+}
+
+std::unique_ptr<EngineClient> IdentitySources::make_client(std::string socket) {
+  worker();
   return std::make_unique<EngineClient>(EngineClient::Options{.sockets = {std::move(socket)}, .timeout = config_.engine_timeout},
                                         *worker_);
 }
@@ -56,6 +70,13 @@ void IdentitySources::refresh(bool rescanned, const ForEachContainerCgroup& cgro
     engines_[k] = make_client(config_.engine_sockets[k]);
     rescanned = true;  // hand it the live ids now, not at the next rescan
   }
+  if (!config_.containerd_socket.empty() && !containerd_)
+    containerd_ = std::make_unique<ContainerdClient>(
+        ContainerdClient::Options{.socket = config_.containerd_socket, .namespaces = config_.containerd_namespaces,
+                                  .timeout = config_.engine_timeout},
+        worker());
+  if (containerd_)
+    for (auto& e : containerd_->take_errors()) errors.push_back(std::move(e));
   const bool per_user = !config_.podman_user_socket.empty();
   if (per_user && !user_engines_started_) rescanned = true;
   user_engines_started_ = per_user;
@@ -124,6 +145,7 @@ void IdentitySources::ask_user_engines(const std::map<uint32_t, std::unordered_s
 // Compared in place: this runs every pass, and a quiet one allocates nothing.
 bool IdentitySources::unchanged_since_bound(const std::shared_ptr<const RecordMap>& hooks) const {
   if (!bound_ || hooks != bound_hooks_) return false;
+  if ((containerd_ ? containerd_->generation() : 0) != bound_containerd_gen_) return false;
   for (size_t k = 0; k < kEngineCount; ++k)
     if ((engines_[k] ? engines_[k]->generation() : 0) != bound_engine_gen_[k]) return false;
   if (user_engines_.size() != bound_user_gen_.size()) return false;
@@ -136,11 +158,39 @@ bool IdentitySources::unchanged_since_bound(const std::shared_ptr<const RecordMa
 // The records the outputs see, each bound to the one cgroup its source owns
 // (record_binding.h); rebuilt when a source changed or a rescan may have
 // moved a container's cgroup.
+// The records bound by the cgroup their spec names: the hook's and
+// containerd's (both root's). For an id both know, the hook's fields win and
+// containerd's fill the empty ones; merged again only when either changed.
+std::shared_ptr<const RecordMap> IdentitySources::path_records() {
+  auto hooks = hooks_ ? hooks_->records() : nullptr;
+  if (!containerd_) return hooks;
+  const uint64_t gen = containerd_->generation();
+  if (merged_paths_ && hooks == merged_hooks_ && gen == merged_containerd_gen_) return merged_paths_;
+  auto from_containerd = containerd_->records();
+  auto merged = std::make_shared<RecordMap>(*from_containerd);
+  if (hooks)
+    for (const auto& [id, h] : *hooks) {
+      auto [it, added] = merged->emplace(id, h);
+      if (added) continue;
+      ContainerRecord& r = it->second;
+      const ContainerRecord c = std::exchange(r, h);
+      for (auto [field, fill] : {std::pair{&r.name, &c.name}, {&r.image, &c.image}, {&r.pod, &c.pod},
+                                 {&r.namespace_, &c.namespace_}, {&r.pod_uid, &c.pod_uid}, {&r.cgroups_path, &c.cgroups_path}})
+        if (field->empty()) *field = *fill;
+    }
+  merged_paths_ = std::move(merged);
+  merged_hooks_ = std::move(hooks);
+  merged_containerd_gen_ = gen;
+  return merged_paths_;
+}
+
 void IdentitySources::bind(bool rescanned, const ForEachContainerCgroup& cgroups) {
   auto hooks = hooks_ ? hooks_->records() : nullptr;
   if (!rescanned && unchanged_since_bound(hooks)) return;
+  bound_containerd_gen_ = containerd_ ? containerd_->generation() : 0;
+  auto paths = path_records();
   const bool any_engine = !user_engines_.empty() || std::any_of(engines_.begin(), engines_.end(), [](auto& e) { return e != nullptr; });
-  if (!hooks && !any_engine) {
+  if (!paths && !any_engine) {
     bound_.reset();
     bound_hooks_.reset();
     return;
@@ -162,7 +212,7 @@ void IdentitySources::bind(bool rescanned, const ForEachContainerCgroup& cgroups
     held.push_back(engine->records());
     answers.push_back({held.back().get(), "podman", uid});
   }
-  bound_ = std::make_shared<const BoundRecords>(bind_records(candidates, hooks.get(), answers));
+  bound_ = std::make_shared<const BoundRecords>(bind_records(candidates, paths.get(), answers));
   bound_hooks_ = std::move(hooks);
 }
 
@@ -185,6 +235,16 @@ std::array<std::optional<EngineStats>, kEngineCount> IdentitySources::engine_sta
     out[k] = total;
   }
   return out;
+}
+
+std::optional<ContainerdStats> IdentitySources::containerd_stats() const {
+  if (config_.containerd_socket.empty()) return std::nullopt;
+  ContainerdStats s = containerd_ ? containerd_->stats() : ContainerdStats{};
+  for (size_t r = 0; r < kLookupResultCount; ++r) s.lookups[r] += containerd_retired_.lookups[r];
+  s.lists_ok += containerd_retired_.lists_ok;
+  s.lists_failed += containerd_retired_.lists_failed;
+  s.events += containerd_retired_.events;
+  return s;
 }
 
 }  // namespace memcg::runtime

@@ -19,6 +19,7 @@
 
 #include "plugin/clock.h"
 #include "plugin/error.h"
+#include "plugin/runtime/containerd_client.h"
 #include "plugin/runtime/engine_client.h"
 #include "plugin/runtime/engine_stats.h"
 #include "plugin/runtime/lookup_worker.h"
@@ -33,6 +34,9 @@ struct SourcesConfig {
   std::string podman_user_socket;  // rootless podman, "%U" = the uid; "" = off
   Duration engine_timeout = std::chrono::seconds(2);
   Duration rescan_interval = std::chrono::seconds(10);
+  std::string containerd_socket;  // "" = off
+  std::vector<std::string> containerd_namespaces;
+  bool operator==(const SourcesConfig&) const = default;
 };
 
 // Calls its argument for each collected cgroup that a path names as a
@@ -66,6 +70,8 @@ class IdentitySources {
   // Per engine that is on: lookups since start (dropped clients included:
   // counters never go back) and answers kept.
   std::array<std::optional<EngineStats>, kEngineCount> engine_stats() const;
+  // containerd's client, when on (its counts since start, reloads included).
+  std::optional<ContainerdStats> containerd_stats() const;
 
  private:
   void ask_engines(const ForEachContainerCgroup& cgroups, TimePoint now, std::vector<IoError>& errors);
@@ -73,6 +79,8 @@ class IdentitySources {
                         std::vector<IoError>& errors);
   void bind(bool rescanned, const ForEachContainerCgroup& cgroups);
   bool unchanged_since_bound(const std::shared_ptr<const RecordMap>& hooks) const;
+  std::shared_ptr<const RecordMap> path_records();  // the hooks' and containerd's: bound by cgroupsPath
+  LookupWorker& worker();  // started at first use
   std::unique_ptr<EngineClient> make_client(std::string socket);
   void retire(size_t k, std::unique_ptr<EngineClient>& engine);  // keeps its lookup counts
   template <typename Pred>
@@ -82,6 +90,8 @@ class IdentitySources {
   std::unique_ptr<RecordStore> hooks_;  // null when records_dir is ""
   std::unique_ptr<LookupWorker> worker_;  // started with the first engine client
   std::array<std::unique_ptr<EngineClient>, kEngineCount> engines_;  // null when off
+  std::unique_ptr<ContainerdClient> containerd_;  // null when off
+  ContainerdStats containerd_retired_;  // counts of clients dropped at reloads
   // Rootless podman: one client per user with containers, by uid.
   std::map<uint32_t, std::unique_ptr<EngineClient>> user_engines_;
   bool user_engines_started_ = false;
@@ -92,6 +102,10 @@ class IdentitySources {
   // The bound records and the inputs they were built from.
   std::shared_ptr<const BoundRecords> bound_;
   std::shared_ptr<const RecordMap> bound_hooks_;
+  uint64_t bound_containerd_gen_ = 0;
+  std::shared_ptr<const RecordMap> merged_paths_;  // hooks_ and containerd_'s records as of merged_*_
+  std::shared_ptr<const RecordMap> merged_hooks_;
+  uint64_t merged_containerd_gen_ = UINT64_MAX;
   std::array<uint64_t, kEngineCount> bound_engine_gen_{};
   std::vector<std::pair<uint32_t, uint64_t>> bound_user_gen_;
 };

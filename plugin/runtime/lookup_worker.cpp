@@ -15,6 +15,7 @@ LookupWorker::~LookupWorker() {
   {
     std::lock_guard lock(mu_);
     stop_ = true;
+    if (running_) running_->cancel();
   }
   cv_.notify_all();
   const uint64_t one = 1;
@@ -58,14 +59,21 @@ void LookupWorker::run() {
   std::unique_lock lock(mu_);
   for (;;) {
     std::shared_ptr<Task> task;
-    cv_.wait(lock, [&] {
-      if (stop_) return true;
-      task = next_locked();
-      return task != nullptr;
-    });
+    while (!stop_ && !(task = next_locked())) {
+      auto at = std::chrono::steady_clock::time_point::max();
+      for (const auto& t : tasks_) at = std::min(at, t->wake_at());
+      if (at == std::chrono::steady_clock::time_point::max())
+        cv_.wait(lock);
+      else
+        cv_.wait_until(lock, at);
+    }
     if (stop_) return;
+    running_ = task;
     lock.unlock();
     task->step(cancel_.get());
+    lock.lock();
+    running_.reset();
+    lock.unlock();
     task.reset();  // a removed task ends here, outside the lock
     lock.lock();
   }

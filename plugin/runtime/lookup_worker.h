@@ -5,6 +5,7 @@
 // lookup is bounded by its own deadline and cancelled when the worker stops.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,12 @@ class LookupWorker {
     // Runs one lookup. `cancel_fd` becomes readable when the worker stops:
     // poll it next to the socket and return at once.
     virtual void step(int cancel_fd) = 0;
+    // When the task will have work without being notified (a retry, a
+    // resync); the worker wakes then and asks pending().
+    virtual std::chrono::steady_clock::time_point wake_at() const { return std::chrono::steady_clock::time_point::max(); }
+    // Called from another thread when the worker stops while this task's
+    // step() runs: end a call that cannot poll `cancel_fd` (gRPC).
+    virtual void cancel() {}
   };
 
   LookupWorker();
@@ -50,6 +57,7 @@ class LookupWorker {
   bool stop_ = false;
   std::vector<std::shared_ptr<Task>> tasks_;
   size_t turn_ = 0;  // round robin over tasks_
+  std::shared_ptr<Task> running_;  // whose step() runs now
   std::thread thread_;
 };
 

@@ -51,13 +51,7 @@ void take(const json& ann, const char* const (&keys)[N], std::string& out) {
 void from_annotations(const json& doc, ContainerRecord& r) {
   auto it = doc.find("annotations");
   if (it == doc.end() || !it->is_object()) return;
-  take(*it, kNameKeys, r.name);
-  take(*it, kImageKeys, r.image);
-  take(*it, kPodKeys, r.pod);
-  take(*it, kNamespaceKeys, r.namespace_);
-  std::string uid;
-  take(*it, kPodUidKeys, uid);
-  if (r.pod_uid.empty()) r.pod_uid = canonical_uuid(uid);
+  fill_from_annotations(*it, r);
 }
 
 std::string errno_text(const char* what, const std::string& path) {
@@ -90,6 +84,17 @@ bool read_small_file(const std::string& path, size_t max, std::string& out, std:
 }
 
 }  // namespace
+
+void fill_from_annotations(const nlohmann::json& ann, ContainerRecord& r) {
+  if (!ann.is_object()) return;
+  take(ann, kNameKeys, r.name);
+  take(ann, kImageKeys, r.image);
+  take(ann, kPodKeys, r.pod);
+  take(ann, kNamespaceKeys, r.namespace_);
+  std::string uid;
+  take(ann, kPodUidKeys, uid);
+  if (r.pod_uid.empty()) r.pod_uid = canonical_uuid(uid);
+}
 
 bool valid_container_id(std::string_view id) noexcept {
   if (id.empty() || id.size() > 128 || id.front() == '.') return false;

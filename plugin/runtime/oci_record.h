@@ -34,6 +34,10 @@ struct OciState {
 // "..", not starting with '.'. Anything else (a '/', "..", NUL) is rejected.
 bool valid_container_id(std::string_view id) noexcept;
 
+// Fills the empty fields of `r` from an annotations (or labels) object: the
+// Kubernetes, CRI-O, containerd CRI and nerdctl keys, first found wins.
+void fill_from_annotations(const nlohmann::json& annotations, ContainerRecord& r);
+
 // Parse errors come back as nullopt with `error` set; never an exception.
 std::optional<OciState> parse_oci_state(std::string_view json, std::string& error);
 // Fills name, image, pod, namespace, pod_uid and cgroups_path from config.json,
