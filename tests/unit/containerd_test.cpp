@@ -205,7 +205,9 @@ class FakeContainerd final : public cv1::Containers::Service, public ev1::Events
     ev1::Envelope env;
     env.set_namespace_(ns);
     env.set_topic(topic);
-    env.mutable_event()->PackFrom(e);
+    // As containerd packs them: its own type URL, no "type.googleapis.com/".
+    env.mutable_event()->set_type_url(std::string(Event::descriptor()->full_name()));
+    env.mutable_event()->set_value(e.SerializeAsString());
     std::lock_guard lock(mu_);
     for (auto* w : writers_) w->Write(env);
   }

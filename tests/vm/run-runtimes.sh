@@ -6,6 +6,8 @@
 # Prints the runtime x driver x check table; exit 0 when every row passed.
 # RUNTIMES_SERIAL=FILE keeps the guest's serial log (it carries FIXTURE blocks:
 # what the OCI hook received, base64).
+# RUNTIMES_ONLY="k8s ctr ..." runs only those sections (podman, rootless,
+# docker, ctr, k8s, nspawn), for working on one.
 # Usage: tests/vm/run-runtimes.sh BUILD_DIR
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,6 +16,7 @@ serial=${RUNTIMES_SERIAL:-$(mktemp /tmp/memcg-runtimes.XXXXXX)}
 export STAGE2_EXTRA=podman,crun,conmon,docker.io,containerd,runc,systemd-container,dbus,dbus-user-session,iptables,kmod,uidmap,apparmor
 export STAGE2_TEST="$here/runtimes-test.sh" STAGE2_BINS=/bin/busybox STAGE2_TIMEOUT=2400
 export STAGE2_IMAGE_SIZE=3G STAGE2_MODULES=1 STAGE2_SERIAL="$serial"
+export STAGE2_ENV="RUNTIMES_ONLY='${RUNTIMES_ONLY:-}'"
 rc=0
 "$here/run-stage2.sh" "$build" >"$serial.out" 2>&1 || rc=$?
 # The table: one line per runtime x driver, one column per check.

@@ -61,6 +61,8 @@ rm "$root/tmp/$(basename "$deb")"
 mkdir -p "$root/etc/systemd/system/memcg-exporter.service.d"
 printf '[Service]\nWatchdogSec=4s\n' > "$root/etc/systemd/system/memcg-exporter.service.d/test-watchdog.conf"
 install -m755 "${STAGE2_TEST:-$here/stage2-test.sh}" "$root/usr/local/bin/memcg-stage2-test"
+# Settings for the guest's test script (e.g. RUNTIMES_ONLY="k8s"), sourced there.
+printf '%s\n' "${STAGE2_ENV:-}" > "$root/etc/memcg-stage2.env"
 for b in ${STAGE2_BINS:-}; do install -m755 "$b" "$root/usr/local/bin/"; done  # static helpers a variant needs
 if [ "${STAGE2_MODULES:-0}" = 1 ]; then
   kdir=$(dirname "$(dirname "$kernel")")

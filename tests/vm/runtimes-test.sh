@@ -17,6 +17,10 @@ img=localhost/memcg-test:1
 rootfs=/var/lib/memcg-test/rootfs
 MiB=1048576
 
+RUNTIMES_ONLY=
+. /etc/memcg-stage2.env 2>/dev/null
+want() { [ -z "$RUNTIMES_ONLY" ] || [[ " $RUNTIMES_ONLY " == *" $1 "* ]]; }
+
 log() { echo "RUNTIME log $(cut -d' ' -f1 /proc/uptime) $*"; }
 row() {  # row RUNTIME DRIVER CHECK RESULT DETAIL...
   local rt=$1 drv=$2 chk=$3 res=$4
@@ -195,6 +199,7 @@ tar -C "$rootfs" -cf /var/tmp/rootfs.tar .
 workload='dd if=/dev/zero of=/dev/shm/base bs=1M count=16; exec sleep 100000'
 
 # ---------------------------------------------------------------- podman
+if want podman; then
 podman_view() { to_bytes "$(podman stats --no-stream --format '{{.MemUsage}}' "$1" | awk '{print $1}')"; }
 out=$(podman import /var/tmp/rootfs.tar "$img" 2>&1) || log "podman import failed: $out"
 for drv in systemd cgroupfs; do
@@ -217,7 +222,10 @@ for drv in systemd cgroupfs; do
   removed podman "$drv" "$id"
 done
 
+fi  # podman
+
 # ---------------------------------------------------------------- rootless podman
+if want rootless; then
 # A user's podman under user@UID.service (lingering): systemd cgroup manager,
 # the memory controller delegated by user@.service.
 useradd -m -u 1000 memcg-user
@@ -252,7 +260,10 @@ else
   removed podman rootless "$id" "rootless: no record was written"
 fi
 
+fi  # rootless
+
 # ---------------------------------------------------------------- docker
+if want docker; then
 docker_view() { to_bytes "$(docker stats --no-stream --format '{{.MemUsage}}' "$1" | awk '{print $1}')"; }
 for drv in systemd cgroupfs; do
   mkdir -p /etc/docker
@@ -282,7 +293,10 @@ for drv in systemd cgroupfs; do
 done
 systemctl stop docker.service docker.socket
 
+fi  # docker
+
 # ---------------------------------------------------------------- containerd (ctr)
+if want ctr; then
 # ctr's exec process gets no PATH: the command by its full path.
 ctr_exec() {
   local id=$1 cmd=$2
@@ -319,7 +333,143 @@ for drv in cgroupfs systemd; do
   removed ctr "$drv" "$id" "containerd runs no hooks.d hooks"
 done
 
+fi  # ctr
+
+# ---------------------------------------------------------------- containerd, k8s.io
+# Containers as the kubelet and containerd's CRI plugin leave them: namespace
+# k8s.io, the CRI labels, a sandbox and two app containers per pod, the
+# systemd driver's <pod slice>:cri-containerd:<id> and the cgroupfs driver's
+# /kubepods/<qos>/pod<uid>/<id>. Names come from containerd's own API
+# (containers.containerd_socket), checked against `ctr containers info`.
+if want k8s; then
+k8s() { ctr -n k8s.io "$@"; }
+# The value of a label (or the image) in `ctr containers info` (JSON).
+ctr_field() { k8s containers info "$1" | sed -n "s/^ *\"$2\": \"\([^\"]*\)\",\{0,1\}$/\1/p" | head -1; }
+new_id() { head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+k8s_image=localhost/memcg-test:1
+k8s_image_args=()
+podman image exists "$img" 2>/dev/null || podman import /var/tmp/rootfs.tar "$img" >/dev/null 2>&1
+if podman save -o /var/tmp/k8s-image.tar "$img" >/dev/null 2>&1 && k8s images import /var/tmp/k8s-image.tar >/dev/null 2>&1 &&
+   k8s images ls -q | grep -qx "$k8s_image"; then
+  k8s_image_args=("$k8s_image")
+else
+  log "k8s: image import failed; containers run from a root directory"
+fi
+# k8s_run ID KIND NAME POD NAMESPACE UID QOS DRIVER: QOS "" is Guaranteed.
+k8s_run() {
+  local id=$1 kind=$2 name=$3 pod=$4 ns=$5 uid=$6 qos=$7 drv=$8 args=()
+  args+=(--label "io.kubernetes.pod.name=$pod" --label "io.kubernetes.pod.namespace=$ns"
+         --label "io.kubernetes.pod.uid=$uid" --label "io.cri-containerd.kind=$kind")
+  [ "$kind" = container ] && args+=(--label "io.kubernetes.container.name=$name")
+  if [ "$drv" = systemd ]; then
+    args+=(--runc-systemd-cgroup --cgroup "kubepods-${qos:+$qos-}pod${uid//-/_}.slice:cri-containerd:$id")
+  else
+    args+=(--cgroup "/kubepods/${qos:+$qos/}pod$uid/$id")
+  fi
+  if [ ${#k8s_image_args[@]} -gt 0 ]; then
+    k8s run -d "${args[@]}" "${k8s_image_args[@]}" "$id" /bin/sh -c "$workload" >/var/tmp/k8s-$id.log 2>&1 &
+  else
+    mkdir -p "/var/lib/memcg-test/k8s/$id" && tar -C "/var/lib/memcg-test/k8s/$id" -xf /var/tmp/rootfs.tar
+    k8s run -d "${args[@]}" --rootfs "/var/lib/memcg-test/k8s/$id" "$id" /bin/sh -c "$workload" >/var/tmp/k8s-$id.log 2>&1 &
+  fi
+  wait_for 60 sh -c "ctr -n k8s.io task ls | grep -q '^$id .*RUNNING'" ||
+    log "k8s: $id did not start: $(tail -2 /var/tmp/k8s-$id.log | tr '\n' ' ')"
+}
+# k8s_check DRIVER ID WHEN: every label the exporter gives the container's
+# cgroup equals what containerd says.
+k8s_check() {
+  local drv=$1 id=$2 when=$3 line want_rt=containerd
+  [ "$drv" = cgroupfs ] && want_rt=cri  # the cgroupfs driver's path names no runtime
+  if ! wait_for 40 info_line "$id"; then
+    row k8s.io "$drv" "identity-$when" FAIL "no memcg_cgroup_info for $id"
+    return
+  fi
+  # Names come from containerd's list or its events: a few seconds.
+  wait_for 30 sh -c "curl -sf http://127.0.0.1:9756/metrics | grep '^memcg_cgroup_info{.*container_id=\"$id\"' | grep -q 'pod=\"'"
+  line=$(info_line "$id")
+  log "k8s.io/$drv $when $line"
+  local want_name want_image
+  want_name=$(ctr_field "$id" io.kubernetes.container.name)
+  [ -n "$want_name" ] || want_name=$(ctr_field "$id" io.cri-containerd.kind)
+  want_image=$(ctr_field "$id" Image)
+  check k8s.io "$drv" "runtime-$when" sh -c "echo 'runtime=$(label "$line" runtime)'; test '$(label "$line" runtime)' = $want_rt"
+  check k8s.io "$drv" "names-$when" sh -c "echo 'container_name=$(label "$line" container_name) pod=$(label "$line" pod) namespace=$(label "$line" namespace) pod_uid=$(label "$line" pod_uid)';
+    test '$(label "$line" container_name)' = '$want_name' && test '$(label "$line" pod)' = '$(ctr_field "$id" io.kubernetes.pod.name)' &&
+    test '$(label "$line" namespace)' = '$(ctr_field "$id" io.kubernetes.pod.namespace)' &&
+    test '$(label "$line" pod_uid)' = '$(ctr_field "$id" io.kubernetes.pod.uid)'"
+  if [ -n "$want_image" ]; then
+    check k8s.io "$drv" "image-$when" sh -c "echo 'image=$(label "$line" image)'; test '$(label "$line" image)' = '$want_image'"
+  else
+    row k8s.io "$drv" "image-$when" n/a "run from a root directory: containerd has no image for it"
+  fi
+}
+connected() { metrics | awk '$1 == "memcg_exporter_containerd_connected" {print $2}'; }
+
+# containerd's socket is root's (0660): a group for it, and the exporter in it.
+groupadd --system containerd-api
+gid=$(getent group containerd-api | cut -d: -f3)
+mkdir -p /etc/containerd
+if grep -q '^\[grpc\]' /etc/containerd/config.toml 2>/dev/null; then
+  sed -i "/^\[grpc\]/a\  gid = $gid" /etc/containerd/config.toml
+else
+  printf '\n[grpc]\n  gid = %s\n' "$gid" >> /etc/containerd/config.toml
+fi
+systemctl restart containerd
+wait_for 60 ctr version
+log "k8s: socket $(ls -l /run/containerd/containerd.sock)"
+# Pod A (Burstable, systemd driver), created before the exporter asks containerd.
+uid_a=$(cat /proc/sys/kernel/random/uuid); sb_a=$(new_id); a1=$(new_id); a2=$(new_id)
+k8s_run "$sb_a" sandbox "" web-0 shop "$uid_a" burstable systemd
+k8s_run "$a1" container web web-0 shop "$uid_a" burstable systemd
+k8s_run "$a2" container sidecar web-0 shop "$uid_a" burstable systemd
+sed -i 's|^containerd_socket = ""|containerd_socket = "/run/containerd/containerd.sock"|' "$cfg"
+mkdir -p /etc/systemd/system/memcg-exporter.service.d
+printf '[Service]\nSupplementaryGroups=containerd-api\n' > /etc/systemd/system/memcg-exporter.service.d/containerd.conf
+systemctl daemon-reload
+systemctl restart "$unit"
+wait_for 60 systemctl is-active --quiet "$unit"
+check k8s.io - connected sh -c "for i in \$(seq 60); do test \"\$(curl -sf http://127.0.0.1:9756/metrics | awk '\$1 == \"memcg_exporter_containerd_connected\" {print \$2}')\" = 1 && exit 0; sleep 0.5; done; echo 'connected=$(connected)'; exit 1"
+for id in "$sb_a" "$a1" "$a2"; do k8s_check systemd "$id" before; done
+# Pods B (Guaranteed, systemd) and C (BestEffort, cgroupfs) after it started.
+uid_b=$(cat /proc/sys/kernel/random/uuid); sb_b=$(new_id); b1=$(new_id); b2=$(new_id)
+k8s_run "$sb_b" sandbox "" db-0 store "$uid_b" "" systemd
+k8s_run "$b1" container db db-0 store "$uid_b" "" systemd
+k8s_run "$b2" container backup db-0 store "$uid_b" "" systemd
+uid_c=$(cat /proc/sys/kernel/random/uuid); sb_c=$(new_id); c1=$(new_id); c2=$(new_id)
+k8s_run "$sb_c" sandbox "" batch-0 jobs "$uid_c" besteffort cgroupfs
+k8s_run "$c1" container worker batch-0 jobs "$uid_c" besteffort cgroupfs
+k8s_run "$c2" container reporter batch-0 jobs "$uid_c" besteffort cgroupfs
+for id in "$sb_b" "$b1" "$b2"; do k8s_check systemd "$id" after; done
+for id in "$sb_c" "$c1" "$c2"; do k8s_check cgroupfs "$id" after; done
+log "k8s: $(metrics | grep -E '^memcg_exporter_(containerd|engine_lookups_total\{engine="containerd")' | tr '\n' ' ')"
+# containerd restarted under the exporter: it reconnects, lists again, and a
+# container created after the restart is named too.
+systemctl restart containerd
+wait_for 60 ctr version
+b3=$(new_id)
+k8s_run "$b3" container cache db-0 store "$uid_b" "" systemd
+k8s_check systemd "$b3" restarted
+check k8s.io - reconnected sh -c "test \"\$(curl -sf http://127.0.0.1:9756/metrics | awk '\$1 == \"memcg_exporter_containerd_connected\" {print \$2}')\" = 1 && echo connected=1"
+# containerd gone: a clear metric, the exporter otherwise fine.
+systemctl stop containerd
+check k8s.io - socket-absent sh -c "for i in \$(seq 60); do test \"\$(curl -sf http://127.0.0.1:9756/metrics | awk '\$1 == \"memcg_exporter_containerd_connected\" {print \$2}')\" = 0 && curl -sf http://127.0.0.1:9756/-/healthy >/dev/null && echo 'connected=0, healthy' && exit 0; sleep 0.5; done; echo 'connected=$(connected)'; exit 1"
+log "k8s: journal $(journalctl -u "$unit" --no-pager -o cat | grep -i containerd | tail -3 | tr '\n' ' ')"
+systemctl start containerd
+wait_for 60 ctr version
+# A removed container goes within a rescan, its labels with it.
+last_path=$(label "$(info_line "$c2")" cgroup)
+k8s task kill -s KILL "$c2" >/dev/null 2>&1
+wait_for 20 sh -c "! ctr -n k8s.io task ls | grep -q '^$c2 .*RUNNING'"
+k8s task rm "$c2" >/dev/null 2>&1
+k8s c rm "$c2" >/dev/null 2>&1
+removed k8s.io cgroupfs "$c2" "containerd runs no hooks.d hooks"
+for id in "$sb_a" "$a1" "$a2" "$sb_b" "$b1" "$b2" "$b3" "$sb_c" "$c1"; do
+  k8s task kill -s KILL "$id" >/dev/null 2>&1
+done
+fi  # k8s
+
 # ---------------------------------------------------------------- systemd-nspawn
+if want nspawn; then
 # A command inside machine $1: in its leader's cgroup and mount namespace
 # (busybox has no systemd for systemd-run -M or machinectl shell).
 nspawn_exec() {
@@ -355,6 +505,8 @@ for drv in scope service; do
   wait_for 30 sh -c "! machinectl list --no-legend | grep -q '^$m '"
   removed nspawn "$drv" "$m" "systemd-nspawn runs no OCI hooks"
 done
+
+fi  # nspawn
 
 # --- Fixtures: what the hook received (podman's createRuntime).
 for d in /var/tmp/hookcap/*; do
