@@ -21,12 +21,13 @@
 #include "plugin/runtime/containerd_record.h"
 #include "plugin/runtime/identity_sources.h"
 #include "plugin/runtime/lookup_worker.h"
+#include "tests/fixtures/fake_containerd.h"
 
 namespace memcg::runtime {
 namespace {
 
-namespace cv1 = containerd::services::containers::v1;
-namespace ev1 = containerd::services::events::v1;
+using fixtures::FakeContainerd;
+
 
 const std::string kApp = "3c5e8d1f0a2b4c6d8e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d";
 const std::string kPause = "9f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a39281706f5e4d3c2b1a0";
@@ -101,125 +102,6 @@ TEST(ContainerdRecord, HostileContainersNameNothing) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->cgroups_path, "");
 }
-
-cv1::Container to_proto(const ContainerdContainer& c) {
-  cv1::Container p;
-  p.set_id(c.id);
-  p.set_image(c.image);
-  for (const auto& [k, v] : c.labels) (*p.mutable_labels())[k] = v;
-  p.mutable_spec()->set_type_url(c.spec_type);
-  p.mutable_spec()->set_value(c.spec);
-  return p;
-}
-
-// containerd as far as the client sees it: Containers (Get, ListStream) and
-// Events (Subscribe), in namespaces, on a Unix socket.
-class FakeContainerd final : public cv1::Containers::Service, public ev1::Events::Service {
- public:
-  explicit FakeContainerd(std::string socket) : socket_(std::move(socket)) { start(); }
-  ~FakeContainerd() override { stop(); }
-
-  void start() {
-    grpc::ServerBuilder b;
-    b.AddListeningPort("unix:" + socket_, grpc::InsecureServerCredentials());
-    b.RegisterService(static_cast<cv1::Containers::Service*>(this));
-    b.RegisterService(static_cast<ev1::Events::Service*>(this));
-    server_ = b.BuildAndStart();
-    ASSERT_TRUE(server_);
-  }
-  void stop() {
-    {
-      std::lock_guard lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
-    server_.reset();
-    std::lock_guard lock(mu_);
-    stopping_ = false;
-  }
-  void add(const std::string& ns, const ContainerdContainer& c, bool announce = true) {
-    {
-      std::lock_guard lock(mu_);
-      containers_[ns][c.id] = to_proto(c);
-    }
-    if (announce) {
-      containerd::events::ContainerCreate e;
-      e.set_id(c.id);
-      publish(ns, "/containers/create", e);
-    }
-  }
-  void remove(const std::string& ns, const std::string& id) {
-    {
-      std::lock_guard lock(mu_);
-      containers_[ns].erase(id);
-    }
-    containerd::events::ContainerDelete e;
-    e.set_id(id);
-    publish(ns, "/containers/delete", e);
-  }
-  std::function<void()> before_answer;  // e.g. sleep: a slow containerd
-  std::atomic<int> gets{0}, lists{0};
-
-  grpc::Status Get(grpc::ServerContext* ctx, const cv1::GetContainerRequest* req, cv1::GetContainerResponse* resp) override {
-    ++gets;
-    if (before_answer) before_answer();
-    std::lock_guard lock(mu_);
-    auto& ns = containers_[namespace_of(ctx)];
-    auto it = ns.find(req->id());
-    if (it == ns.end()) return {grpc::StatusCode::NOT_FOUND, "container not found"};
-    *resp->mutable_container() = it->second;
-    return grpc::Status::OK;
-  }
-  grpc::Status ListStream(grpc::ServerContext* ctx, const cv1::ListContainersRequest*,
-                          grpc::ServerWriter<cv1::ListContainerMessage>* w) override {
-    ++lists;
-    if (before_answer) before_answer();
-    std::vector<cv1::Container> all;
-    {
-      std::lock_guard lock(mu_);
-      for (const auto& [id, c] : containers_[namespace_of(ctx)]) all.push_back(c);
-    }
-    for (const auto& c : all) {
-      cv1::ListContainerMessage m;
-      *m.mutable_container() = c;
-      if (!w->Write(m)) break;
-    }
-    return grpc::Status::OK;
-  }
-  grpc::Status Subscribe(grpc::ServerContext* ctx, const ev1::SubscribeRequest*, grpc::ServerWriter<ev1::Envelope>* w) override {
-    std::unique_lock lock(mu_);
-    writers_.push_back(w);
-    while (!stopping_ && !ctx->IsCancelled()) cv_.wait_for(lock, std::chrono::milliseconds(20));
-    std::erase(writers_, w);
-    return grpc::Status::OK;
-  }
-
- private:
-  static std::string namespace_of(grpc::ServerContext* ctx) {
-    auto it = ctx->client_metadata().find("containerd-namespace");
-    return it == ctx->client_metadata().end() ? "" : std::string(it->second.data(), it->second.size());
-  }
-  template <typename Event>
-  void publish(const std::string& ns, const std::string& topic, const Event& e) {
-    ev1::Envelope env;
-    env.set_namespace_(ns);
-    env.set_topic(topic);
-    // As containerd packs them: its own type URL, no "type.googleapis.com/".
-    env.mutable_event()->set_type_url(std::string(Event::descriptor()->full_name()));
-    env.mutable_event()->set_value(e.SerializeAsString());
-    std::lock_guard lock(mu_);
-    for (auto* w : writers_) w->Write(env);
-  }
-
-  std::string socket_;
-  std::unique_ptr<grpc::Server> server_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
-  std::map<std::string, std::map<std::string, cv1::Container>> containers_;
-  std::vector<grpc::ServerWriter<ev1::Envelope>*> writers_;
-};
 
 std::string temp_socket(const char* name) {
   return (std::filesystem::temp_directory_path() / ("memcg-containerd-" + std::to_string(::getpid()) + "-" + name)).string();
