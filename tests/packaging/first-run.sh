@@ -37,7 +37,7 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 mkdir -p "$root/src"
 tar -C "$src" --exclude='./build*' --exclude=./.git -cf - . | tar -C "$root/src" -xf -
 
-start=$(date +%s.%N)
+start=$(date +%s%N)
 setsid unshare --mount --propagation private -- sh -c "
   mount --bind /proc '$root/proc' && mount --rbind /dev '$root/dev' && mount --rbind /sys '$root/sys' &&
   exec chroot '$root' /bin/bash -c 'cd /src && exec packaging/run-local --web.listen-address 127.0.0.1:$port'
@@ -50,11 +50,11 @@ while kill -0 "$pid" 2>/dev/null; do
   fi
   sleep 0.5
 done
-elapsed=$(echo "$(date +%s.%N) - $start" | bc)
+elapsed=$(( ($(date +%s%N) - start) / 1000000000 ))
 if [ -z "$served" ]; then
   echo "first-run: FAIL: packaging/run-local ended without serving metrics:" >&2
   tail -30 "$work/run-local.log" >&2
   exit 1
 fi
-printf 'FIRSTRUN first metrics %.0f s after packaging/run-local started (%s CPUs)\n' "$elapsed" "$(nproc)"
+printf 'FIRSTRUN first metrics %d s after packaging/run-local started (%s CPUs)\n' "$elapsed" "$(nproc)"
 grep -m1 "running on a simulated demo tree" "$work/run-local.log" || true
