@@ -72,7 +72,7 @@ std::string_view type_name(MetricType t) {
 const MetricDef kTable[] = {
   // --- identity ------------------------------------------------------------
   {"memcg_cgroup_info", Profile::lean, MetricType::Gauge, "cgroup, rule, runtime, container_id, container_name, image, pod, namespace, pod_uid, qos_class, unit",
-   "Always 1; labels say what the cgroup is: its path (cgroup), the configuration rule that applies (rule), what its path tells (runtime, ids, pod UID, QoS class, systemd unit) and OCI hook records (names, image, pod, namespace). Empty labels are left out. Join with * on(cgroup_id) group_left(...).",
+   "Always 1; labels say what the cgroup is: its path (cgroup), the configuration rule that applies (rule), what its path tells (runtime, ids, pod UID, QoS class, systemd unit) and what a runtime says of the cgroup it owns (names, image, pod, namespace: OCI hook records, the Docker, podman and containerd APIs). Empty labels are left out. Join with * on(cgroup_id) group_left(...).",
    [](const CV& c, const Ctx& x, Sink& s) {
      // Empty values are left out: Prometheus treats them as absent anyway,
      // and for a non-container cgroup they were half of the line.
