@@ -35,32 +35,7 @@ class Loader {
     check_keys(root, "", {"collector", "web", "containers", "metrics", "defaults", "rule"});
     if (auto* t = table_at(root, "collector", "collector")) load_collector(*t, c.collector);
     if (auto* t = table_at(root, "web", "web")) load_web(*t, c.web);
-    if (auto* t = table_at(root, "containers", "containers")) {
-      check_keys(*t, "containers", {"records_dir", "docker_socket", "podman_socket", "podman_user_socket", "engine_timeout",
-                                    "containerd_socket", "containerd_namespaces"});
-      if (auto* n = t->get("records_dir")) {
-        auto v = n->as_string();
-        if (!v || (!v->get().empty() && v->get()[0] != '/'))
-          fail(*n, "containers.records_dir", "must be an absolute path, or \"\" to disable");
-        c.containers.records_dir = v->get();
-      }
-      if (auto* n = t->get("docker_socket")) c.containers.docker_socket = socket_path(*n, "containers.docker_socket");
-      if (auto* n = t->get("podman_socket")) c.containers.podman_socket = socket_path(*n, "containers.podman_socket");
-      if (auto* n = t->get("podman_user_socket")) {
-        c.containers.podman_user_socket = socket_path(*n, "containers.podman_user_socket", 10 - 2);  // %U: up to 10 digits
-        if (!c.containers.podman_user_socket.empty() && c.containers.podman_user_socket.find("%U") == std::string::npos)
-          fail(*n, "containers.podman_user_socket", "must contain %U, the user's uid (e.g. \"/run/podman-api/users/%U/podman.sock\")");
-      }
-      if (auto* n = t->get("containerd_socket"))
-        c.containers.containerd_socket = socket_path(*n, "containers.containerd_socket");
-      if (auto* n = t->get("containerd_namespaces"))
-        c.containers.containerd_namespaces = namespaces(*n, "containers.containerd_namespaces");
-      if (auto* n = t->get("engine_timeout")) {
-        c.containers.engine_timeout = duration(*n, "containers.engine_timeout");
-        if (c.containers.engine_timeout > std::chrono::seconds(30))
-          fail(*n, "containers.engine_timeout", "must be at most 30s (a lookup holds the engine worker that long)");
-      }
-    }
+    if (auto* t = table_at(root, "containers", "containers")) load_containers(*t, c.containers);
     if (auto* t = table_at(root, "metrics", "metrics")) {
       check_keys(*t, "metrics", {"profile", "identity_labels"});
       if (auto* n = t->get("profile")) c.metrics.profile = profile(*n, "metrics.profile");
@@ -279,6 +254,33 @@ class Loader {
           break;
         }
     return ordered;
+  }
+
+  void load_containers(const toml::table& t, ContainersConfig& cc) const {
+    check_keys(t, "containers", {"records_dir", "docker_socket", "podman_socket", "podman_user_socket", "engine_timeout",
+                                  "containerd_socket", "containerd_namespaces"});
+    if (auto* n = t.get("records_dir")) {
+      auto v = n->as_string();
+      if (!v || (!v->get().empty() && v->get()[0] != '/'))
+        fail(*n, "containers.records_dir", "must be an absolute path, or \"\" to disable");
+      cc.records_dir = v->get();
+    }
+    if (auto* n = t.get("docker_socket")) cc.docker_socket = socket_path(*n, "containers.docker_socket");
+    if (auto* n = t.get("podman_socket")) cc.podman_socket = socket_path(*n, "containers.podman_socket");
+    if (auto* n = t.get("podman_user_socket")) {
+      cc.podman_user_socket = socket_path(*n, "containers.podman_user_socket", 10 - 2);  // %U: up to 10 digits
+      if (!cc.podman_user_socket.empty() && cc.podman_user_socket.find("%U") == std::string::npos)
+        fail(*n, "containers.podman_user_socket", "must contain %U, the user's uid (e.g. \"/run/podman-api/users/%U/podman.sock\")");
+    }
+    if (auto* n = t.get("containerd_socket"))
+      cc.containerd_socket = socket_path(*n, "containers.containerd_socket");
+    if (auto* n = t.get("containerd_namespaces"))
+      cc.containerd_namespaces = namespaces(*n, "containers.containerd_namespaces");
+    if (auto* n = t.get("engine_timeout")) {
+      cc.engine_timeout = duration(*n, "containers.engine_timeout");
+      if (cc.engine_timeout > std::chrono::seconds(30))
+        fail(*n, "containers.engine_timeout", "must be at most 30s (a lookup holds the engine worker that long)");
+    }
   }
 
   void load_web(const toml::table& t, WebConfig& w) const {

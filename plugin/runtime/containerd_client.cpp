@@ -82,16 +82,16 @@ class ContainerdClient::Task final : public LookupWorker::Task {
 
   std::shared_ptr<const RecordMap> records() const {
     std::lock_guard lock(mu_);
-    return published_;
+    return records_.published;
   }
   uint64_t generation() const {
     std::lock_guard lock(mu_);
-    return generation_;
+    return records_.generation;
   }
   ContainerdStats stats() const {
     std::lock_guard lock(mu_);
     ContainerdStats s = stats_;
-    s.cached = found_.size();
+    s.cached = records_.found.size();
     s.connected = stream_up_ && listed_ok_;
     return s;
   }
@@ -110,10 +110,6 @@ class ContainerdClient::Task final : public LookupWorker::Task {
   bool list_all();                    // every namespace; false on a failure (reported)
   void apply(const ContainerEvent& e);
   void failed(const char* what, const grpc::Status& st);
-  void publish_locked() {
-    published_ = std::make_shared<const RecordMap>(found_);
-    ++generation_;
-  }
   grpc::ClientContext& start_call(grpc::ClientContext& ctx, const std::string& ns, Duration timeout);
 
   const Options options_;
@@ -127,9 +123,7 @@ class ContainerdClient::Task final : public LookupWorker::Task {
   Steady::time_point list_at_{};      // the next list (retry or resync)
   Steady::time_point stream_at_{};    // the next subscription attempt
   bool stream_up_ = false, stream_ended_ = false, listed_ok_ = false;
-  RecordMap found_;
-  std::shared_ptr<const RecordMap> published_ = std::make_shared<RecordMap>();
-  uint64_t generation_ = 0;
+  PublishedRecords records_;
   ContainerdStats stats_;
   bool failing_ = false;
   std::vector<IoError> errors_;
@@ -289,7 +283,7 @@ void ContainerdClient::Task::step(int) {
   }
   if (subscribe) {
     // Subscribed before listing: nothing created between the two is missed.
-    if (stream_) stream_->stop();
+    if (stream_) stream_->stop();  // one that ended: OnDone has run, this returns at once
     stream_ = std::make_unique<EventStream>(*events_, *this);
   } else if (list) {
     const bool ok = list_all();
@@ -297,9 +291,6 @@ void ContainerdClient::Task::step(int) {
     list_at_ = Steady::now() + (ok ? options_.resync : options_.retry);
   } else if (event) {
     apply(*event);
-  } else if (stream_ && !stream_up_) {
-    stream_->stop();  // ended: let it go before the next attempt
-    stream_.reset();
   }
 }
 
@@ -332,8 +323,8 @@ bool ContainerdClient::Task::list_all() {
   failing_ = false;
   ++stats_.lists_ok;
   listed_ok_ = true;
-  found_ = std::move(fresh);
-  publish_locked();
+  records_.found = std::move(fresh);
+  records_.publish();
   return true;
 }
 
@@ -341,7 +332,7 @@ bool ContainerdClient::Task::list_all() {
 void ContainerdClient::Task::apply(const ContainerEvent& e) {
   if (e.deleted) {
     std::lock_guard lock(mu_);
-    if (found_.erase(e.id) > 0) publish_locked();
+    if (records_.found.erase(e.id) > 0) records_.publish();
     return;
   }
   grpc::ClientContext ctx;
@@ -363,9 +354,9 @@ void ContainerdClient::Task::apply(const ContainerEvent& e) {
                                                                                                   : LookupResult::error;
   ++stats_.lookups[static_cast<size_t>(result)];
   if (result != LookupResult::error) failing_ = false;
-  if (r && (found_.size() < options_.max_entries || found_.count(r->id))) {
-    found_[r->id] = std::move(*r);
-    publish_locked();
+  if (r && (records_.found.size() < options_.max_entries || records_.found.count(r->id))) {
+    records_.found[r->id] = std::move(*r);
+    records_.publish();
   }
 }
 

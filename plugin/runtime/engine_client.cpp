@@ -19,7 +19,7 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 
 // Waits until `fd` is ready for `events`, the deadline passes (ETIMEDOUT) or
-// the client stops (ECANCELED). 0 when ready.
+// the worker stops (ECANCELED). 0 when ready.
 int wait_ready(int fd, short events, int wake, SteadyClock::time_point deadline) {
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()).count();
@@ -33,6 +33,62 @@ int wait_ready(int fd, short events, int wake, SteadyClock::time_point deadline)
   }
 }
 
+// A non-blocking connection to the Unix socket at `path` in `fd`; 0 or errno.
+int connect_unix(const std::string& path, int cancel_fd, SteadyClock::time_point deadline, sys::UniqueFd& fd) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) return ENAMETOOLONG;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  fd = sys::UniqueFd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return errno;
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) return 0;
+  if (errno != EINPROGRESS && errno != EAGAIN) return errno;
+  if (int e = wait_ready(fd.get(), POLLOUT, cancel_fd, deadline)) return e;
+  int soerr = 0;
+  socklen_t len = sizeof soerr;
+  if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &soerr, &len) != 0) return errno;
+  return soerr;
+}
+
+// All of `data` written before the deadline; 0 or errno.
+int send_all(int fd, const std::string& data, int cancel_fd, SteadyClock::time_point deadline) {
+  for (size_t sent = 0; sent < data.size();) {
+    const ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && errno == EAGAIN) {
+      if (int e = wait_ready(fd, POLLOUT, cancel_fd, deadline)) return e;
+    } else {
+      return n < 0 ? errno : EPIPE;
+    }
+  }
+  return 0;
+}
+
+// The reply, read until it is complete by its own framing or the engine
+// closes; never more than a reply may be (headers get 64 KiB on top). 0 or
+// errno (EMSGSIZE, EPROTO for what is not an HTTP reply).
+int read_reply(int fd, int cancel_fd, SteadyClock::time_point deadline, std::optional<HttpReply>& reply) {
+  std::string raw, error;
+  char buf[16384];
+  for (bool eof = false; !reply;) {
+    if (!eof) {
+      if (int e = wait_ready(fd, POLLIN, cancel_fd, deadline)) return e;
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n < 0) return errno;
+      if (n == 0) eof = true;
+      raw.append(buf, static_cast<size_t>(n));
+      if (raw.size() > kMaxEngineReplyBytes + 64 * 1024) return EMSGSIZE;
+    }
+    reply = parse_http_reply(raw, eof, error);
+    if (!reply && (!error.empty() || eof)) return EPROTO;
+  }
+  return 0;
+}
+
 }  // namespace
 
 // The worker's task: what to ask, what was answered, and the sockets' state.
@@ -44,16 +100,16 @@ class EngineClient::Lookups final : public LookupWorker::Task {
   bool want(const std::unordered_set<std::string>& ids, TimePoint now);  // true: something was queued
   std::shared_ptr<const RecordMap> records() const {
     std::lock_guard lock(mu_);
-    return published_;
+    return records_.published;
   }
   uint64_t generation() const {
     std::lock_guard lock(mu_);
-    return generation_;
+    return records_.generation;
   }
   EngineStats stats() const {
     std::lock_guard lock(mu_);
     EngineStats s = stats_;
-    s.cached = found_.size();
+    s.cached = records_.found.size();
     return s;
   }
   std::vector<IoError> take_errors() {
@@ -82,17 +138,11 @@ class EngineClient::Lookups final : public LookupWorker::Task {
 
   Outcome lookup(const std::string& socket, const std::string& id, int cancel_fd) const;
   void record_locked(const std::string& id, const std::vector<std::pair<size_t, Outcome>>& outcomes, Outcome final);
-  void publish_locked() {
-    published_ = std::make_shared<const RecordMap>(found_);
-    ++generation_;
-  }
 
   mutable std::mutex mu_;
   std::deque<std::string> queue_;
   std::unordered_map<std::string, Entry> entries_;
-  RecordMap found_;
-  std::shared_ptr<const RecordMap> published_ = std::make_shared<RecordMap>();
-  uint64_t generation_ = 0;
+  PublishedRecords records_;
   EngineStats stats_;
   std::vector<bool> failing_;  // per socket
   std::vector<IoError> errors_;
@@ -128,7 +178,7 @@ bool EngineClient::Lookups::want(const std::unordered_set<std::string>& ids, Tim
   // is forgotten once answered).
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (!it->second.queued && !ids.count(it->first)) {
-      changed |= found_.erase(it->first) > 0;
+      changed |= records_.found.erase(it->first) > 0;
       it = entries_.erase(it);
     } else {
       ++it;
@@ -149,7 +199,7 @@ bool EngineClient::Lookups::want(const std::unordered_set<std::string>& ids, Tim
     queue_.push_back(id);
     queued = true;
   }
-  if (changed) publish_locked();
+  if (changed) records_.publish();
   return queued;
 }
 
@@ -202,8 +252,8 @@ void EngineClient::Lookups::record_locked(const std::string& id, const std::vect
   it->second.queued = false;
   it->second.state = final.result;
   if (final.result == LookupResult::ok) {
-    found_[id] = std::move(final.record);
-    publish_locked();
+    records_.found[id] = std::move(final.record);
+    records_.publish();
   }
 }
 
@@ -216,57 +266,17 @@ EngineClient::Lookups::Outcome EngineClient::Lookups::lookup(const std::string& 
     out.err = err;
     return out;
   };
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (socket_path.size() >= sizeof addr.sun_path) return fail(ENAMETOOLONG);
-  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  const sys::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return fail(errno);
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    if (errno != EINPROGRESS && errno != EAGAIN) return fail(errno);
-    if (int e = wait_ready(fd.get(), POLLOUT, cancel_fd, deadline)) return fail(e);
-    int soerr = 0;
-    socklen_t len = sizeof soerr;
-    if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &soerr, &len) != 0) return fail(errno);
-    if (soerr != 0) return fail(soerr);
-  }
-  const std::string request = engine_inspect_request(id);
-  for (size_t sent = 0; sent < request.size();) {
-    const ssize_t n = ::send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n > 0) {
-      sent += static_cast<size_t>(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else if (n < 0 && errno == EAGAIN) {
-      if (int e = wait_ready(fd.get(), POLLOUT, cancel_fd, deadline)) return fail(e);
-    } else {
-      return fail(n < 0 ? errno : EPIPE);
-    }
-  }
-  // The reply: read until it is complete by its own framing or the engine
-  // closes; never more than a reply may be (headers get 64 KiB on top).
-  std::string raw, error;
-  char buf[16384];
+  sys::UniqueFd fd;
   std::optional<HttpReply> reply;
-  for (bool eof = false; !reply;) {
-    if (!eof) {
-      if (int e = wait_ready(fd.get(), POLLIN, cancel_fd, deadline)) return fail(e);
-      const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      if (n < 0) return fail(errno);
-      if (n == 0) eof = true;
-      raw.append(buf, static_cast<size_t>(n));
-      if (raw.size() > kMaxEngineReplyBytes + 64 * 1024) return fail(EMSGSIZE);
-    }
-    reply = parse_http_reply(raw, eof, error);
-    if (!reply && (!error.empty() || eof)) return fail(EPROTO);
-  }
+  if (int e = connect_unix(socket_path, cancel_fd, deadline, fd)) return fail(e);
+  if (int e = send_all(fd.get(), engine_inspect_request(id), cancel_fd, deadline)) return fail(e);
+  if (int e = read_reply(fd.get(), cancel_fd, deadline, reply)) return fail(e);
   if (reply->status == 404) {
     out.result = LookupResult::not_found;
     return out;
   }
-  if (reply->status != 200) return fail(EPROTO);
-  auto rec = parse_inspect(reply->body, id, error);
+  std::string error;
+  auto rec = reply->status == 200 ? parse_inspect(reply->body, id, error) : std::nullopt;
   if (!rec) return fail(EPROTO);
   out.result = LookupResult::ok;
   out.record = std::move(*rec);

@@ -36,7 +36,6 @@ struct SourcesConfig {
   Duration rescan_interval = std::chrono::seconds(10);
   std::string containerd_socket;  // "" = off
   std::vector<std::string> containerd_namespaces;
-  bool operator==(const SourcesConfig&) const = default;
 };
 
 // Calls its argument for each collected cgroup that a path names as a

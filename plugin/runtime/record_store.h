@@ -3,6 +3,7 @@
 // next pass; the map is immutable once published, so snapshots share it.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -17,6 +18,20 @@
 namespace memcg::runtime {
 
 using RecordMap = std::unordered_map<std::string, ContainerRecord>;
+
+// What a lookup source (an Engine API client, containerd's) has found, and
+// the copy the collector takes: `found` changes as answers arrive; publish()
+// replaces `published`, which snapshots share and nobody modifies, and moves
+// `generation`. Guarded by its owner's lock.
+struct PublishedRecords {
+  RecordMap found;
+  std::shared_ptr<const RecordMap> published = std::make_shared<RecordMap>();
+  uint64_t generation = 0;
+  void publish() {
+    published = std::make_shared<const RecordMap>(found);
+    ++generation;
+  }
+};
 
 class RecordStore {
  public:

@@ -427,7 +427,7 @@ size_t thread_count() {
   return n;
 }
 
-TEST(LookupWorker, OneThreadAsksEveryEngineAndADeadOneDelaysTheOthersOnlyByItsTimeout) {
+TEST(LookupWorker, OneThreadAsksEveryEngineAndADeadOneIsReportedOnce) {
   FakeEngine good(temp_socket("good"), [](const std::string& req) {
     const std::string id = asked_id(req);
     return reply(200, inspect_json(id, "n" + id.substr(0, 4), "img"));
