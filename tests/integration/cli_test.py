@@ -3,6 +3,7 @@
 errors with positions, and --once JSON on a fixture tree against a golden file.
 Regenerate the golden file with MEMCG_UPDATE_GOLDEN=1."""
 import argparse, json, os, subprocess, sys, tempfile, traceback
+import harness  # noqa: F401  (its temporary directory: removed at exit)
 
 p = argparse.ArgumentParser()
 p.add_argument("--exporter", required=True)

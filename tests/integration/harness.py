@@ -2,7 +2,15 @@
 in place (so the exporter's kept-open fds see changes, as on cgroupfs), the
 exporter as a real process on a loopback port, and a tiny test runner that
 prints 'N passed, N failed'."""
-import gzip, json, os, re, signal, subprocess, sys, tempfile, time, traceback, urllib.request, urllib.error
+import atexit, gzip, json, os, re, shutil, signal, subprocess, sys, tempfile, time, traceback, urllib.request, urllib.error
+
+# Every temporary file and directory a test makes goes under one directory of
+# its own, removed when the test ends however it ends (short of SIGKILL); the
+# exporters it starts put their private socket directories there too
+# (TMPDIR), so an exporter killed by a test leaves nothing behind.
+tempfile.tempdir = tempfile.mkdtemp(prefix="memcg-test-")
+os.environ["TMPDIR"] = tempfile.tempdir
+atexit.register(shutil.rmtree, tempfile.tempdir, True)
 
 class Tree:
     """A fixture tree written by memcg-fixture, mutated from Python."""

@@ -3,7 +3,7 @@
 has apiVersion/kind/metadata, and the pieces fit together: selectors match
 labels, mounts name volumes, ports match, the DaemonSet is locked down, and the
 ConfigMap's config passes memcg-exporter --check-config."""
-import glob, os, subprocess, sys, tempfile
+import glob, os, subprocess, sys, tempfile, tomllib
 import yaml
 
 src, exporter = sys.argv[1], sys.argv[2]
@@ -45,6 +45,13 @@ if not errors:
     need(len(cg) == 1 and cg[0].get("readOnly") is True, "/sys/fs/cgroup mounted read-only")
     need(any(volumes.get(m["name"], {}).get("hostPath", {}).get("path") == "/run/memcg-exporter" for m in c["volumeMounts"]),
          "/run/memcg-exporter mounted for hook records")
+    # A containerd socket in the config is mounted from the node at that path,
+    # and the pod has a supplemental group to open it with.
+    sock = tomllib.loads(cm["data"]["config.toml"]).get("containers", {}).get("containerd_socket", "")
+    if sock:
+        need(any(m["mountPath"] == sock and volumes.get(m["name"], {}).get("hostPath", {}).get("path") == sock
+                 for m in c["volumeMounts"]), f"containerd_socket {sock} is not mounted from the node")
+        need(pod["securityContext"].get("supplementalGroups"), "containerd's socket needs a supplemental group")
     port_names = {p["name"] for p in c["ports"]}
     need(all(p["targetPort"] in port_names for p in svc["spec"]["ports"]), "Service targetPort names a container port")
     need(all(e["port"] in port_names for e in pm["spec"]["podMetricsEndpoints"]), "PodMonitor port names a container port")

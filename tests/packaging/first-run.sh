@@ -22,12 +22,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
-mirror=${mirror:-http://deb.debian.org/debian}
-aptopts=()
-for f in /etc/apt/apt.conf.d/99*; do [ -f "$f" ] && aptopts+=(--aptopt="$f"); done
+. "$src/packaging/debian-mirror.sh"
+mirror=$(debian_mirror)
 echo "first-run: a fresh Debian 12 root from $mirror"
-mmdebstrap --quiet --variant=apt "${aptopts[@]}" \
+mmdebstrap --quiet --variant=apt "${debian_aptopts[@]}" \
   --include=g++,cmake,make,libgtest-dev,libgmock-dev,libbenchmark-dev,python3,git,ca-certificates \
   bookworm "$root" "$mirror" >/dev/null
 # The machine's own apt sources (updates and security too), as on the host.

@@ -7,12 +7,26 @@
 # RUNTIMES_SERIAL=FILE keeps the guest's serial log (it carries FIXTURE blocks:
 # what the OCI hook received, base64).
 # RUNTIMES_ONLY="k8s ctr ..." runs only those sections (podman, rootless,
-# docker, ctr, k8s, nspawn), for working on one.
+# docker, ctr, k8s, image, nspawn), for working on one.
+# The image section runs the container image (packaging/container/build, from
+# this build's .deb) with the DaemonSet's settings, which manifest_run.py
+# reads from packaging/kubernetes/memcg-exporter.yaml.
 # Usage: tests/vm/run-runtimes.sh BUILD_DIR
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
 serial=${RUNTIMES_SERIAL:-$(mktemp /tmp/memcg-runtimes.XXXXXX)}
+image=$(mktemp -d /var/tmp/memcg-runtimes-image.XXXXXX)
+trap 'rm -rf "$image"' EXIT
+if ! out=$("$here/../../packaging/container/build" --build-dir "$build" --out "$image/build" --tag vm 2>&1); then
+  echo "$out" >&2
+  exit 1
+fi
+grep '^container/build: image' <<<"$out"
+"$here/manifest_run.py" "$here/../../packaging/kubernetes/memcg-exporter.yaml" "$image/build/oci" vm "$image/guest" /var/lib/memcg-image
+mv "$image/build/memcg-exporter-vm.oci.tar" "$image/guest/"
+printf "IMG_REF='localhost/memcg-exporter:vm'\nIMG_ARCHIVE='/var/lib/memcg-image/memcg-exporter-vm.oci.tar'\n" >> "$image/guest/image.env"
+export STAGE2_DIRS="$image/guest=/var/lib/memcg-image"
 export STAGE2_EXTRA=podman,crun,conmon,docker.io,containerd,runc,systemd-container,dbus,dbus-user-session,iptables,kmod,uidmap,apparmor
 export STAGE2_TEST="$here/runtimes-test.sh" STAGE2_BINS=/bin/busybox STAGE2_TIMEOUT=2400
 export STAGE2_IMAGE_SIZE=3G STAGE2_MODULES=1 STAGE2_SERIAL="$serial"

@@ -7,7 +7,8 @@
 # Usage: tests/vm/run-stage2.sh BUILD_DIR      (exit 0 = pass)
 # STAGE2_EXTRA (packages to add to the rootfs) and STAGE2_TEST (the guest
 # script, default stage2-test.sh) make variants: tests/vm/run-netdata.sh;
-# STAGE2_BINS (static binaries copied to /usr/local/bin), STAGE2_TIMEOUT
+# STAGE2_BINS (static binaries copied to /usr/local/bin), STAGE2_DIRS
+# ("DIR=DEST ...": directories copied into the rootfs), STAGE2_TIMEOUT
 # (seconds, default 900), STAGE2_IMAGE_SIZE (default 1G), STAGE2_MODULES=1 (the
 # kernel's modules installed in the rootfs: overlay, bridge, netfilter for the
 # container runtimes) and STAGE2_SERIAL (where to keep the serial log) serve them.
@@ -33,11 +34,11 @@ include="systemd,systemd-sysv,udev,curl,$deps${STAGE2_EXTRA:+,$STAGE2_EXTRA}"
 key=$(echo "bookworm $include" | sha256sum | cut -c1-16)
 tarball="$VM_CACHE/rootfs-$key.tar"
 if [ ! -f "$tarball" ]; then
-  mirror=${MIRROR:-$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)}
-  [ -n "$mirror" ] || mirror=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list)
+  . "$here/../../packaging/debian-mirror.sh"
+  mirror=$(debian_mirror)
   vm_log "bootstrapping bookworm rootfs ($include)"
   mkdir -p "$VM_CACHE"
-  mmdebstrap -q --variant=minbase --include="$include" --skip=chroot/mount/sys \
+  mmdebstrap -q --variant=minbase "${debian_aptopts[@]}" --include="$include" --skip=chroot/mount/sys \
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
     --dpkgopt='path-exclude=/usr/share/doc/*' bookworm "$tarball.partial.tar" "$mirror" </dev/null
   mv "$tarball.partial.tar" "$tarball"
@@ -64,6 +65,7 @@ install -m755 "${STAGE2_TEST:-$here/stage2-test.sh}" "$root/usr/local/bin/memcg-
 # Settings for the guest's test script (e.g. RUNTIMES_ONLY="k8s"), sourced there.
 printf '%s\n' "${STAGE2_ENV:-}" > "$root/etc/memcg-stage2.env"
 for b in ${STAGE2_BINS:-}; do install -m755 "$b" "$root/usr/local/bin/"; done  # static helpers a variant needs
+for f in ${STAGE2_DIRS:-}; do mkdir -p "$root/${f#*=}" && cp -a "${f%%=*}/." "$root/${f#*=}/"; done
 if [ "${STAGE2_MODULES:-0}" = 1 ]; then
   kdir=$(dirname "$(dirname "$kernel")")
   kver=$(ls "$kdir/lib/modules")

@@ -198,6 +198,35 @@ printf '::sysinit:/bin/dd if=/dev/zero of=/dev/shm/base bs=1M count=16\n::respaw
 tar -C "$rootfs" -cf /var/tmp/rootfs.tar .
 workload='dd if=/dev/zero of=/dev/shm/base bs=1M count=16; exec sleep 100000'
 
+# --- Containers as the kubelet and containerd's CRI plugin leave them (the
+# k8s and image sections): namespace k8s.io, the CRI labels.
+k8s() { ctr -n k8s.io "$@"; }
+# The value of a label (or the image) in `ctr containers info` (JSON).
+ctr_field() { k8s containers info "$1" | sed -n "s/^ *\"$2\": \"\([^\"]*\)\",\{0,1\}$/\1/p" | head -1; }
+new_id() { head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+k8s_image_args=()  # the k8s section imports an image; without one, a root directory
+connected() { metrics | awk '$1 == "memcg_exporter_containerd_connected" {print $2}'; }
+# k8s_run ID KIND NAME POD NAMESPACE UID QOS DRIVER: QOS "" is Guaranteed.
+k8s_run() {
+  local id=$1 kind=$2 name=$3 pod=$4 ns=$5 uid=$6 qos=$7 drv=$8 args=()
+  args+=(--label "io.kubernetes.pod.name=$pod" --label "io.kubernetes.pod.namespace=$ns"
+         --label "io.kubernetes.pod.uid=$uid" --label "io.cri-containerd.kind=$kind")
+  [ "$kind" = container ] && args+=(--label "io.kubernetes.container.name=$name")
+  if [ "$drv" = systemd ]; then
+    args+=(--runc-systemd-cgroup --cgroup "kubepods-${qos:+$qos-}pod${uid//-/_}.slice:cri-containerd:$id")
+  else
+    args+=(--cgroup "/kubepods/${qos:+$qos/}pod$uid/$id")
+  fi
+  if [ ${#k8s_image_args[@]} -gt 0 ]; then
+    k8s run -d "${args[@]}" "${k8s_image_args[@]}" "$id" /bin/sh -c "$workload" >/var/tmp/k8s-$id.log 2>&1 &
+  else
+    mkdir -p "/var/lib/memcg-test/k8s/$id" && tar -C "/var/lib/memcg-test/k8s/$id" -xf /var/tmp/rootfs.tar
+    k8s run -d "${args[@]}" --rootfs "/var/lib/memcg-test/k8s/$id" "$id" /bin/sh -c "$workload" >/var/tmp/k8s-$id.log 2>&1 &
+  fi
+  wait_for 60 sh -c "ctr -n k8s.io task ls | grep -q '^$id .*RUNNING'" ||
+    log "k8s: $id did not start: $(tail -2 /var/tmp/k8s-$id.log | tr '\n' ' ')"
+}
+
 # ---------------------------------------------------------------- podman
 if want podman; then
 podman_view() { to_bytes "$(podman stats --no-stream --format '{{.MemUsage}}' "$1" | awk '{print $1}')"; }
@@ -342,10 +371,6 @@ fi  # ctr
 # /kubepods/<qos>/pod<uid>/<id>. Names come from containerd's own API
 # (containers.containerd_socket), checked against `ctr containers info`.
 if want k8s; then
-k8s() { ctr -n k8s.io "$@"; }
-# The value of a label (or the image) in `ctr containers info` (JSON).
-ctr_field() { k8s containers info "$1" | sed -n "s/^ *\"$2\": \"\([^\"]*\)\",\{0,1\}$/\1/p" | head -1; }
-new_id() { head -c32 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 k8s_image=localhost/memcg-test:1
 k8s_image_args=()
 podman image exists "$img" 2>/dev/null || podman import /var/tmp/rootfs.tar "$img" >/dev/null 2>&1
@@ -355,26 +380,6 @@ if podman save -o /var/tmp/k8s-image.tar "$img" >/dev/null 2>&1 && k8s images im
 else
   log "k8s: image import failed; containers run from a root directory"
 fi
-# k8s_run ID KIND NAME POD NAMESPACE UID QOS DRIVER: QOS "" is Guaranteed.
-k8s_run() {
-  local id=$1 kind=$2 name=$3 pod=$4 ns=$5 uid=$6 qos=$7 drv=$8 args=()
-  args+=(--label "io.kubernetes.pod.name=$pod" --label "io.kubernetes.pod.namespace=$ns"
-         --label "io.kubernetes.pod.uid=$uid" --label "io.cri-containerd.kind=$kind")
-  [ "$kind" = container ] && args+=(--label "io.kubernetes.container.name=$name")
-  if [ "$drv" = systemd ]; then
-    args+=(--runc-systemd-cgroup --cgroup "kubepods-${qos:+$qos-}pod${uid//-/_}.slice:cri-containerd:$id")
-  else
-    args+=(--cgroup "/kubepods/${qos:+$qos/}pod$uid/$id")
-  fi
-  if [ ${#k8s_image_args[@]} -gt 0 ]; then
-    k8s run -d "${args[@]}" "${k8s_image_args[@]}" "$id" /bin/sh -c "$workload" >/var/tmp/k8s-$id.log 2>&1 &
-  else
-    mkdir -p "/var/lib/memcg-test/k8s/$id" && tar -C "/var/lib/memcg-test/k8s/$id" -xf /var/tmp/rootfs.tar
-    k8s run -d "${args[@]}" --rootfs "/var/lib/memcg-test/k8s/$id" "$id" /bin/sh -c "$workload" >/var/tmp/k8s-$id.log 2>&1 &
-  fi
-  wait_for 60 sh -c "ctr -n k8s.io task ls | grep -q '^$id .*RUNNING'" ||
-    log "k8s: $id did not start: $(tail -2 /var/tmp/k8s-$id.log | tr '\n' ' ')"
-}
 # k8s_check DRIVER ID WHEN: every label the exporter gives the container's
 # cgroup equals what containerd says.
 k8s_check() {
@@ -403,7 +408,6 @@ k8s_check() {
     row k8s.io "$drv" "image-$when" n/a "run from a root directory: containerd has no image for it"
   fi
 }
-connected() { metrics | awk '$1 == "memcg_exporter_containerd_connected" {print $2}'; }
 
 # containerd's socket is root's (0660): a group for it, and the exporter in it.
 groupadd --system containerd-api
@@ -467,6 +471,162 @@ for id in "$sb_a" "$a1" "$a2" "$sb_b" "$b1" "$b2" "$b3" "$sb_c" "$c1"; do
   k8s task kill -s KILL "$id" >/dev/null 2>&1
 done
 fi  # k8s
+
+# ---------------------------------------------------------------- the image
+# The container image (packaging/container/build) run as the DaemonSet runs it
+# (packaging/kubernetes/memcg-exporter.yaml, translated by manifest_run.py:
+# spec.json for containerd, podman.args for podman), scraped on the host's
+# network: it must see the guest's containers with their names, from
+# containerd's API (a k8s.io pod), from the OCI hook's records (a podman
+# container) and for its own container.
+if want image; then
+. /var/lib/memcg-image/image.env
+# The image's exporter listens on :9756: the package's own stops meanwhile.
+systemctl stop "$unit"
+# containerd as a node has it: its socket root:root 0660 (the k8s section gave it a group).
+sed -i '/^ *gid = /d' /etc/containerd/config.toml 2>/dev/null
+systemctl restart containerd
+wait_for 60 ctr version
+mkdir -p /run/memcg-exporter/containers  # hostPath DirectoryOrCreate
+log "image: socket $(ls -l /run/containerd/containerd.sock)"
+check image - import sh -c "ctr -n k8s.io images import '$IMG_ARCHIVE' >/dev/null && ctr -n k8s.io images ls -q | grep -x '$IMG_REF'"
+uid_i=$(cat /proc/sys/kernel/random/uuid); sb_i=$(new_id); app_i=$(new_id)
+k8s_run "$sb_i" sandbox "" shop-0 shop "$uid_i" burstable systemd
+k8s_run "$app_i" container web shop-0 shop "$uid_i" burstable systemd
+podman image exists "$img" 2>/dev/null || podman import /var/tmp/rootfs.tar "$img" >/dev/null 2>&1
+# podman containers as CRI-O leaves them, named by the hook's records: under
+# kubepods.slice (which the ConfigMap collects; podman's own machine.slice is
+# not) with CRI-O's annotations (plain podman writes none).
+pod_slice=kubepods-besteffort.slice
+crio() {  # crio POD NAMESPACE CONTAINER IMAGE: podman run's arguments
+  echo "--cgroup-parent=$pod_slice --annotation=io.kubernetes.pod.name=$1 --annotation=io.kubernetes.pod.namespace=$2"
+  echo "--annotation=io.kubernetes.container.name=$3 --annotation=io.kubernetes.cri-o.ImageName=$4"
+}
+# shellcheck disable=SC2046  # crio's words are the arguments
+pm_i=$(podman run -d --name img-neighbour $(crio crio-0 shop img-neighbour "$img") --network none "$img" sh -c "$workload")
+
+# The pid of k8s.io task $1 once it runs.
+task_pid() {
+  wait_for 60 sh -c "ctr -n k8s.io task ls | grep -q '^$1 .*RUNNING'" || return 1
+  ctr -n k8s.io task ls | awk -v id="$1" '$1 == id {print $2}'
+}
+# has_labels ID LABEL=VALUE...: memcg_cgroup_info of container ID carries them all.
+has_labels() {
+  local line l
+  line=$(info_line "$1")
+  shift
+  for l in "$@"; do [ "$(label "$line" "${l%%=*}")" = "${l#*=}" ] || return 1; done
+}
+# image_named RUNTIME ID WHAT EXPECT...: within 30 s, memcg_cgroup_info of
+# container ID carries every label=value in EXPECT.
+image_named() {
+  local rt=$1 id=$2 what=$3
+  shift 3
+  if wait_for 30 has_labels "$id" "$@"; then
+    row image "$rt" "$what" ok "$*"
+  else
+    row image "$rt" "$what" FAIL "want $*: $(info_line "$id" || echo "no memcg_cgroup_info for $id")"
+  fi
+}
+# The process as the manifest asks: its user and groups, no capabilities, no
+# new privileges, a read-only root.
+proc_hardened() {
+  local st root
+  st=$(grep -E '^(Uid|Gid|Groups|CapEff|NoNewPrivs):' "/proc/$1/status" | tr -s '\t ' ' ' | paste -sd' ')
+  root=$(awk '$5 == "/" {print $6}' "/proc/$1/mountinfo")
+  echo "$st root=$root"
+  [[ "$st" == *"Uid: $IMG_UID $IMG_UID $IMG_UID $IMG_UID "* && "$st" == *"Gid: $IMG_GID $IMG_GID $IMG_GID $IMG_GID "* &&
+     "$st" == *"Groups: $IMG_GROUPS "* && "$st" == *"CapEff: 0000000000000000"* && "$st" == *"NoNewPrivs: 1"* && "$root" == ro* ]]
+}
+# The process's cgroup has the manifest's memory limit.
+proc_limited() {
+  local cg
+  cg=/sys/fs/cgroup$(sed -n 's/^0:://p' "/proc/$1/cgroup")
+  echo "memory.max=$(cat "$cg/memory.max") memory.current=$(cat "$cg/memory.current")"
+  [ "$(cat "$cg/memory.max")" = "$IMG_MEMORY_LIMIT" ]
+}
+# /metrics answers with cgroups, and containerd's API is connected.
+serving() {
+  for _ in $(seq 60); do
+    if metrics | grep -q '^memcg_cgroup_info{' && [ "$(connected)" = 1 ]; then echo "metrics, containerd_connected 1"; return 0; fi
+    sleep 1
+  done
+  metrics | grep -E '^memcg_exporter_(containerd|root)' | tr '\n' ' '
+  return 1
+}
+# image_checks RUNTIME PID SELF_ID SELF_LABELS...: the running image's
+# process, then what it serves, then the names it gives.
+image_checks() {
+  local rt=$1 pid=$2 self=$3
+  shift 3
+  check image "$rt" hardened proc_hardened "$pid"
+  check image "$rt" memory-limit proc_limited "$pid"
+  check image "$rt" serves serving
+  image_named "$rt" "$app_i" names-pod "container_name=$(ctr_field "$app_i" io.kubernetes.container.name)" \
+    "pod=$(ctr_field "$app_i" io.kubernetes.pod.name)" "namespace=$(ctr_field "$app_i" io.kubernetes.pod.namespace)"
+  image_named "$rt" "$pm_i" names-hook container_name=img-neighbour pod=crio-0 namespace=shop "image=$img"
+  image_named "$rt" "$self" names-self "$@"
+}
+
+# 1. containerd, the image's own configuration (entrypoint, cmd, user) with
+# what ctr's flags can harden: read-only, containerd's seccomp profile, every
+# default capability dropped. No group for the socket: paths and records only.
+caps=()
+for c in CHOWN DAC_OVERRIDE FSETID FOWNER MKNOD NET_RAW SETGID SETUID SETFCAP SETPCAP NET_BIND_SERVICE SYS_CHROOT KILL AUDIT_WRITE; do
+  caps+=(--cap-drop "CAP_$c")
+done
+k8s run -d --net-host --read-only --seccomp "${caps[@]}" --mount type=bind,src=/sys/fs/cgroup,dst=/host/cgroup,options=rbind:ro \
+  "$IMG_REF" memcg-image-defaults >/var/tmp/img-defaults.log 2>&1 &
+proc_user() {
+  grep -E '^(Uid|CapEff):' "/proc/$1/status" | tr -s '\t' ' ' | paste -sd' ' | grep 'Uid: 65534 65534 65534 65534 CapEff: 0000000000000000'
+}
+named_by_path() { wait_for 60 info_line "$1" && echo "memcg_cgroup_info for container_id=$1"; }
+if ! pid=$(task_pid memcg-image-defaults); then
+  row image ctr-defaults start FAIL "$(tail -3 /var/tmp/img-defaults.log | tr '\n' ' ')"
+else
+  check image ctr-defaults user proc_user "$pid"
+  check image ctr-defaults serves named_by_path "$app_i"
+  log "image ctr-defaults: $(metrics | grep -c '^memcg_cgroup_info{') cgroups"
+fi
+k8s task kill -s TERM memcg-image-defaults >/dev/null 2>&1
+wait_for 20 sh -c "! ctr -n k8s.io task ls | grep -q '^memcg-image-defaults '"
+k8s task rm memcg-image-defaults >/dev/null 2>&1; k8s c rm memcg-image-defaults >/dev/null 2>&1
+
+# 2. containerd with the manifest's settings: the CRI plugin's spec, the
+# image's root (a writable snapshot the runtime mounts read-only, as CRI does).
+mkdir -p /var/lib/memcg-image/rootfs
+k8s images mount --rw "$IMG_REF" /var/lib/memcg-image/rootfs >/dev/null
+k8s run -d --config /var/lib/memcg-image/spec.json --label "io.kubernetes.pod.name=$IMG_POD" \
+  --label "io.kubernetes.pod.namespace=$IMG_NAMESPACE" --label "io.kubernetes.pod.uid=$IMG_POD_UID" \
+  --label "io.kubernetes.container.name=$IMG_CONTAINER" --label io.cri-containerd.kind=container "$IMG_CID" >/var/tmp/img-ctr.log 2>&1 &
+if ! pid=$(task_pid "$IMG_CID"); then
+  row image ctr-manifest start FAIL "$(tail -3 /var/tmp/img-ctr.log | tr '\n' ' ')"
+else
+  image_checks ctr-manifest "$pid" "$IMG_CID" "pod=$IMG_POD" "namespace=$IMG_NAMESPACE" "container_name=$IMG_CONTAINER"
+  log "image ctr-manifest: $(metrics | grep -E '^(process_resident_memory_bytes|memcg_exporter_containerd)' | tr '\n' ' ')"
+fi
+k8s task kill -s TERM "$IMG_CID" >/dev/null 2>&1
+wait_for 20 sh -c "! ctr -n k8s.io task ls | grep -q '^$IMG_CID '"
+k8s task rm "$IMG_CID" >/dev/null 2>&1; k8s c rm "$IMG_CID" >/dev/null 2>&1
+k8s images unmount --rm /var/lib/memcg-image/rootfs >/dev/null 2>&1
+
+# 3. podman with the manifest's settings (its default seccomp profile too).
+check image - podman-load sh -c "podman load -i '$IMG_ARCHIVE' >/dev/null && podman image exists '$IMG_REF' && echo '$IMG_REF'"
+mapfile -t pargs < /var/lib/memcg-image/podman.args
+# shellcheck disable=SC2086  # IMG_ARGS: the manifest's args, split as they were listed
+# shellcheck disable=SC2046
+if out=$(podman run -d --name memcg-image $(crio "$IMG_POD" "$IMG_NAMESPACE" "$IMG_CONTAINER" "$IMG_REF") "${pargs[@]}" "$IMG_REF" $IMG_ARGS 2>&1); then
+  pid=$(podman inspect --format '{{.State.Pid}}' memcg-image)
+  image_checks podman-manifest "$pid" "$(podman inspect --format '{{.Id}}' memcg-image)" "pod=$IMG_POD" \
+    "namespace=$IMG_NAMESPACE" "container_name=$IMG_CONTAINER" "image=$IMG_REF"
+else
+  row image podman-manifest start FAIL "$(echo "$out" | tail -2 | tr '\n' ' ')"
+fi
+log "image podman: $(podman logs memcg-image 2>&1 | tail -3 | tr '\n' ' ')"
+podman rm -f -t 5 memcg-image img-neighbour >/dev/null 2>&1
+for id in "$sb_i" "$app_i"; do k8s task kill -s KILL "$id" >/dev/null 2>&1; done
+systemctl start "$unit"
+fi  # image
 
 # ---------------------------------------------------------------- systemd-nspawn
 if want nspawn; then

@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""Translates the DaemonSet in packaging/kubernetes/memcg-exporter.yaml into
+what the runtimes guest needs to run the image the way the kubelet would:
+
+  OUT/config/config.toml  the ConfigMap's config (mounted where the manifest mounts it)
+  OUT/spec.json           an OCI runtime spec for `ctr run --config` (containerd + runc),
+                          built as containerd's CRI plugin builds one
+  OUT/podman.args         podman run's arguments, one per line
+  OUT/image.env           shell variables: ids, labels, what the checks expect
+
+Taken from the manifest: the container's args, the image's entrypoint (the
+manifest sets no command), runAsUser, runAsGroup, supplementalGroups,
+readOnlyRootFilesystem, allowPrivilegeEscalation, capabilities.drop, every
+volume mount (hostPath, configMap, emptyDir), the memory limit and the CPU
+request. Two differences, both forced by the guest: host networking (the
+guest has no CNI), and under ctr no seccomp profile (seccompProfile
+RuntimeDefault is containerd's built-in profile, which `ctr run --config`
+cannot name; the podman run and the image-defaults run apply their default
+profile). Anything else in the manifest this does not understand stops it.
+
+Usage: manifest_run.py MANIFEST OCI_LAYOUT TAG OUT GUEST_DIR
+"""
+import json, os, sys, uuid
+import yaml
+
+KNOWN_POD = {"automountServiceAccountToken", "enableServiceLinks", "priorityClassName", "tolerations",
+             "securityContext", "containers", "volumes"}
+KNOWN_POD_SC = {"runAsNonRoot", "runAsUser", "runAsGroup", "supplementalGroups", "seccompProfile"}
+KNOWN_CONTAINER = {"name", "image", "args", "ports", "readinessProbe", "livenessProbe", "resources",
+                   "securityContext", "volumeMounts"}
+KNOWN_SC = {"readOnlyRootFilesystem", "allowPrivilegeEscalation", "capabilities"}
+
+
+def fail(msg):
+    sys.exit(f"manifest_run: {msg}")
+
+
+def quantity(q):
+    units = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "k": 1000, "M": 1000**2, "G": 1000**3}
+    for u, m in units.items():
+        if str(q).endswith(u):
+            return int(float(str(q)[:-len(u)]) * m)
+    return int(q)
+
+
+def millicpu(q):
+    return int(str(q)[:-1]) if str(q).endswith("m") else int(float(q) * 1000)
+
+
+def image_config(layout, tag):
+    index = json.load(open(os.path.join(layout, "index.json")))
+    (m,) = [d for d in index["manifests"] if d.get("annotations", {}).get("org.opencontainers.image.ref.name") == tag]
+    blob = lambda d: json.load(open(os.path.join(layout, "blobs", *d["digest"].split(":"))))
+    return blob(blob(m)["config"])["config"]
+
+
+def mounts(pod, container, guest_dir):
+    """(source, destination, type, options) for every volume mount, as the kubelet makes them."""
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    out = []
+    for vm in container["volumeMounts"]:
+        v = volumes[vm["name"]]
+        ro = ["ro"] if vm.get("readOnly") else ["rw"]
+        if "hostPath" in v:
+            out.append((v["hostPath"]["path"], vm["mountPath"], "bind", ["rbind"] + ro))
+        elif "configMap" in v:  # the kubelet always mounts a ConfigMap read-only
+            out.append((f"{guest_dir}/config", vm["mountPath"], "bind", ["rbind", "ro"]))
+        elif "emptyDir" in v and v["emptyDir"].get("medium") == "Memory":
+            size = quantity(v["emptyDir"].get("sizeLimit", "64Mi"))
+            out.append(("tmpfs", vm["mountPath"], "tmpfs", ["nosuid", "nodev", "mode=1777", f"size={size}"]))
+        else:
+            fail(f"volume {vm['name']}: kind not handled")
+    return out
+
+
+def base_mounts():
+    """containerd's default mounts without /run, plus a read-only cgroup mount (CRI's own)."""
+    m = lambda dst, typ, src, opts: {"destination": dst, "type": typ, "source": src, "options": opts}
+    return [m("/proc", "proc", "proc", ["nosuid", "noexec", "nodev"]),
+            m("/dev", "tmpfs", "tmpfs", ["nosuid", "strictatime", "mode=755", "size=65536k"]),
+            m("/dev/pts", "devpts", "devpts", ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"]),
+            m("/dev/shm", "tmpfs", "shm", ["nosuid", "noexec", "nodev", "mode=1777", "size=65536k"]),
+            m("/dev/mqueue", "mqueue", "mqueue", ["nosuid", "noexec", "nodev"]),
+            m("/sys", "sysfs", "sysfs", ["nosuid", "noexec", "nodev", "ro"]),
+            m("/sys/fs/cgroup", "cgroup", "cgroup", ["nosuid", "noexec", "nodev", "relatime", "ro"])]
+
+
+def check_known(obj, known, what):
+    extra = set(obj) - known
+    if extra:
+        fail(f"{what}: {sorted(extra)} not understood; teach manifest_run.py what they mean")
+
+
+def main():
+    manifest, layout, tag, out, guest_dir = sys.argv[1:6]
+    docs = [d for d in yaml.safe_load_all(open(manifest)) if d]
+    (ds,) = [d for d in docs if d["kind"] == "DaemonSet"]
+    (cm,) = [d for d in docs if d["kind"] == "ConfigMap"]
+    pod = ds["spec"]["template"]["spec"]
+    (c,) = pod["containers"]
+    psc, sc = pod.get("securityContext", {}), c.get("securityContext", {})
+    check_known(pod, KNOWN_POD, "pod spec")
+    check_known(psc, KNOWN_POD_SC, "pod securityContext")
+    check_known(c, KNOWN_CONTAINER, "container")
+    check_known(sc, KNOWN_SC, "container securityContext")
+    if sc.get("capabilities", {}).get("drop") != ["ALL"] or sc["capabilities"].get("add"):
+        fail("capabilities other than drop: [ALL]")
+    uid, gid = psc["runAsUser"], psc.get("runAsGroup", psc["runAsUser"])
+    if psc.get("runAsNonRoot") and uid == 0:
+        fail("runAsNonRoot with runAsUser 0")
+    groups = list(psc.get("supplementalGroups", []))
+    img = image_config(layout, tag)
+    argv = img["Entrypoint"] + c["args"]
+    limit = quantity(c["resources"]["limits"]["memory"])
+    shares = max(2, millicpu(c["resources"]["requests"]["cpu"]) * 1024 // 1000)
+    binds = mounts(pod, c, guest_dir)
+    pod_uid, cid = str(uuid.uuid4()), uuid.uuid4().hex + uuid.uuid4().hex
+
+    os.makedirs(f"{out}/config", exist_ok=True)
+    open(f"{out}/config/config.toml", "w").write(cm["data"]["config.toml"])
+    spec = {
+        "ociVersion": "1.0.2-dev",
+        "process": {"user": {"uid": uid, "gid": gid, "additionalGids": groups}, "args": argv,
+                    "env": img.get("Env", []), "cwd": img.get("WorkingDir") or "/",
+                    "capabilities": {"bounding": [], "effective": [], "permitted": [], "inheritable": [], "ambient": []},
+                    "noNewPrivileges": sc.get("allowPrivilegeEscalation") is False},
+        "root": {"path": f"{guest_dir}/rootfs", "readonly": bool(sc.get("readOnlyRootFilesystem"))},
+        "hostname": "memcg-exporter-vm",
+        "mounts": base_mounts() + [{"destination": d, "type": t, "source": s, "options": o} for s, d, t, o in binds],
+        "linux": {
+            "cgroupsPath": f"/kubepods/burstable/pod{pod_uid}/{cid}",
+            "resources": {"devices": [{"allow": False, "access": "rwm"}],
+                          "memory": {"limit": limit}, "cpu": {"shares": shares}},
+            "namespaces": [{"type": t} for t in ("pid", "ipc", "uts", "mount")],
+            "maskedPaths": ["/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+                            "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi"],
+            "readonlyPaths": ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"]},
+    }
+    json.dump(spec, open(f"{out}/spec.json", "w"), indent=1)
+
+    podman = [f"--user={uid}:{gid}", "--network=host", f"--memory={limit}", f"--cpu-shares={shares}"]
+    podman += [f"--group-add={g}" for g in groups]
+    if sc.get("readOnlyRootFilesystem"):
+        podman += ["--read-only", "--read-only-tmpfs=false"]  # only the tmpfs the manifest mounts
+    if sc.get("allowPrivilegeEscalation") is False:
+        podman += ["--security-opt=no-new-privileges"]
+    podman += ["--cap-drop=ALL"]
+    for s, d, t, o in binds:
+        if t == "bind":
+            podman += [f"--volume={s}:{d}:{'ro' if 'ro' in o else 'rw'}"]
+        else:
+            podman += [f"--tmpfs={d}:{','.join(o)}"]
+    open(f"{out}/podman.args", "w").write("\n".join(podman) + "\n")
+
+    meta = ds["metadata"]
+    env = {"IMG_POD": f"{meta['name']}-vm", "IMG_NAMESPACE": meta.get("namespace", "default"),
+           "IMG_CONTAINER": c["name"], "IMG_POD_UID": pod_uid, "IMG_CID": cid,
+           "IMG_PORT": str(c["ports"][0]["containerPort"]), "IMG_ARGS": " ".join(c["args"]),
+           "IMG_UID": str(uid), "IMG_GID": str(gid), "IMG_GROUPS": " ".join(map(str, groups)),
+           "IMG_MEMORY_LIMIT": str(limit)}
+    open(f"{out}/image.env", "w").write("".join(f"{k}='{v}'\n" for k, v in env.items()))
+
+
+if __name__ == "__main__":
+    main()
