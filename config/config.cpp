@@ -18,6 +18,7 @@ std::string_view profile_name(Profile p) noexcept {
     case Profile::lean: return "lean";
     case Profile::standard: return "default";
     case Profile::full: return "full";
+    case Profile::cadvisor: return "cadvisor";
   }
   return "default";
 }
@@ -40,6 +41,8 @@ StatFilter StatFilter::defaults(Profile profile) {
       "inactive_file", "active_file", "unevictable", "slab_reclaimable", "slab_unreclaimable",
       "workingset_refault_anon", "workingset_refault_file", "pgscan", "pgsteal",
       "pgfault", "pgmajfault"};
+  // What cAdvisor's memory series are made of (exporter/cadvisor_metrics.cpp).
+  static constexpr std::string_view kCadvisor[] = {"anon", "file", "file_mapped", "inactive_file", "pgfault", "pgmajfault"};
   StatFilter f;
   const auto add = [&](std::span<const std::string_view> names) {
     for (auto name : names) f.known.set(*parse::stat_key_table().find(name));
@@ -48,6 +51,7 @@ StatFilter StatFilter::defaults(Profile profile) {
     case Profile::lean: add(kLean); break;
     case Profile::standard: add(kStandard); break;
     case Profile::full: add(kFull); break;
+    case Profile::cadvisor: add(kCadvisor); break;
   }
   return f;
 }

@@ -17,10 +17,12 @@
 namespace memcg::config {
 
 // How much of the exposition is served (docs/metrics.md, "Profiles": what each adds).
-// Each profile is a superset of the one before; `standard` is called
-// "default" in the configuration file.
-enum class Profile : unsigned char { lean, standard, full };
-std::string_view profile_name(Profile p) noexcept;  // "lean", "default", "full"
+// lean, standard and full are each a superset of the one before; `standard`
+// is called "default" in the configuration file. `cadvisor` stands apart: the
+// kubelet's cAdvisor memory series under their names (docs/kubernetes.md),
+// with only the freshness series of this exporter's own.
+enum class Profile : unsigned char { lean, standard, full, cadvisor };
+std::string_view profile_name(Profile p) noexcept;  // "lean", "default", "full", "cadvisor"
 
 // Which memory.stat keys become series. Known keys by bit; names this build
 // does not know (a newer kernel's) are kept by name so they can be allowed too.

@@ -40,6 +40,9 @@ class Loader {
       check_keys(*t, "metrics", {"profile", "identity_labels"});
       if (auto* n = t->get("profile")) c.metrics.profile = profile(*n, "metrics.profile");
       if (auto* n = t->get("identity_labels")) c.metrics.identity_labels = identity_labels(*n, "metrics.identity_labels");
+      if (auto* n = t->get("identity_labels"); n && c.metrics.profile == Profile::cadvisor && !c.metrics.identity_labels.empty())
+        fail(*n, "metrics.identity_labels",
+             "must be empty with profile \"cadvisor\": its series carry the kubelet's labels (id, name, image, container, pod, namespace)");
     }
     if (c.metrics.profile == Profile::full &&
         (c.metrics.identity_labels.empty() || c.metrics.identity_labels.front() != "cgroup"))
@@ -197,9 +200,9 @@ class Loader {
 
   Profile profile(const toml::node& n, const std::string& key) const {
     auto s = n.as_string();
-    for (auto p : {Profile::lean, Profile::standard, Profile::full})
+    for (auto p : {Profile::lean, Profile::standard, Profile::full, Profile::cadvisor})
       if (s && s->get() == profile_name(p)) return p;
-    fail(n, key, "must be \"lean\", \"default\" or \"full\"");
+    fail(n, key, "must be \"lean\", \"default\", \"full\" or \"cadvisor\"");
   }
 
   // A Unix socket path: absolute and short enough for sockaddr_un, or "" (off).

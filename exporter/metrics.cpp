@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 
+#include "exporter/cadvisor_metrics.h"
 #include "plugin/utf8.h"
 
 namespace memcg::exporter {
@@ -78,7 +79,8 @@ const MetricDef kTable[] = {
      // and for a non-container cgroup they were half of the line.
      SampleSink::Labels& l = s.scratch();
      l.clear();
-     l.emplace_back("cgroup", c.id->path);
+     // The cadvisor profile keys every series by `id`, the same path with a leading '/'.
+     if (x.profile != Profile::cadvisor) l.emplace_back("cgroup", c.id->path);
      l.emplace_back("rule", c.settings->name);
      for (auto name : config::kIdentityLabels)
        if (name != "cgroup")
@@ -537,35 +539,81 @@ class TextSink final : public SampleSink {
 // extra) points it at a cgroup.
 enum class Families { all, identity, values };
 
+// Whether a profile serves a metric of either table: lean, default and full
+// each add to the one before; cadvisor serves its own table and the few of
+// this exporter's series that say how fresh it is (served_with_cadvisor).
+bool serves(const MetricDef& def, Profile p) noexcept {
+  if (def.profile == Profile::cadvisor || p == Profile::cadvisor)
+    return p == Profile::cadvisor && (def.profile == Profile::cadvisor || served_with_cadvisor(def));
+  return def.profile <= p;
+}
+
+std::array<std::span<const MetricDef>, 2> tables() noexcept { return {std::span<const MetricDef>(kTable), cadvisor_table()}; }
+
+// The kubelet's labels of every cgroup, for the cadvisor profile: computed
+// once per scrape, then shared by its families.
+std::vector<CadvisorLabels> all_cadvisor_labels(const Snapshot& snap) {
+  std::vector<CadvisorLabels> out;
+  out.reserve(snap.cgroups.size());
+  const PodNames pods = pod_names(snap);
+  for (const auto& c : snap.cgroups) out.push_back(cadvisor_labels(snap, c, pods));
+  return out;
+}
+
+// A cgroup's labels in the cadvisor profile: the kubelet's six for its table,
+// `id` alone for the exporter's own series, which join on it. The kubelet
+// writes empty ones as label="", which Prometheus stores as no label at all:
+// they are left out, as this exporter does everywhere.
+void cadvisor_key(const CadvisorLabels& l, bool compat, SampleSink::Labels& out) {
+  out.clear();
+  if (!compat) {
+    out.emplace_back("id", l.id);
+    return;
+  }
+  for (const auto& [k, v] : {std::pair<std::string_view, std::string_view>{"container", l.container}, {"id", l.id}, {"image", l.image},
+                             {"name", l.name}, {"namespace", l.namespace_}, {"pod", l.pod}})
+    if (!v.empty()) out.emplace_back(k, v);
+}
+
 template <typename MakeSink>
 void for_each_family(const ScrapeContext& ctx, MakeSink&& make, Families which = Families::all) {
   SampleSink::Labels labels;
-  for (const auto& def : kTable) {
-    if (def.profile > ctx.profile) continue;
-    const bool identity = &def == &kTable[0];  // memcg_cgroup_info
-    if ((which == Families::identity && !identity) || (which == Families::values && identity)) continue;
-    auto sink = make(def);
-    if (!def.per_cgroup) {
-      sink->bind({}, nullptr);
-      def.global(ctx, *sink);
-      continue;
+  const bool cadvisor = ctx.profile == Profile::cadvisor;
+  const std::vector<CadvisorLabels> kubelet = cadvisor ? all_cadvisor_labels(ctx.snap) : std::vector<CadvisorLabels>{};
+  for (auto table : tables())
+    for (const auto& def : table) {
+      if (!serves(def, ctx.profile)) continue;
+      const bool identity = &def == &kTable[0];  // memcg_cgroup_info
+      if ((which == Families::identity && !identity) || (which == Families::values && identity)) continue;
+      auto sink = make(def);
+      if (!def.per_cgroup) {
+        sink->bind({}, nullptr);
+        def.global(ctx, *sink);
+        continue;
+      }
+      // The info metric carries the identity itself; other series get the
+      // configured identity labels (empty values are left out, as Prometheus would).
+      const bool extra = !ctx.identity_labels.empty() && def.name != "memcg_cgroup_info";
+      for (size_t i = 0; i < ctx.snap.cgroups.size(); ++i) {
+        const CgroupView& c = ctx.snap.cgroups[i];
+        if (cadvisor) {
+          cadvisor_key(kubelet[i], def.profile == Profile::cadvisor, labels);
+          sink->bind({}, &labels);
+          def.per_cgroup(c, ctx, *sink);
+          continue;
+        }
+        labels.clear();
+        if (extra)
+          for (const auto& l : ctx.identity_labels)
+            if (auto v = ctx.snap.identity(*c.id, l); !v.empty()) labels.emplace_back(l, v);
+        // The cgroup's id is its directory's inode number: the kernel's cgroup
+        // ID (systemd's ControlGroupId, BPF's cgroup id), unique while it exists.
+        char id[24];
+        const auto r = std::to_chars(id, id + sizeof id, c.id->inode);
+        sink->bind(std::string_view(id, static_cast<size_t>(r.ptr - id)), extra ? &labels : nullptr);
+        def.per_cgroup(c, ctx, *sink);
+      }
     }
-    // The info metric carries the identity itself; other series get the
-    // configured identity labels (empty values are left out, as Prometheus would).
-    const bool extra = !ctx.identity_labels.empty() && def.name != "memcg_cgroup_info";
-    for (const auto& c : ctx.snap.cgroups) {
-      labels.clear();
-      if (extra)
-        for (const auto& l : ctx.identity_labels)
-          if (auto v = ctx.snap.identity(*c.id, l); !v.empty()) labels.emplace_back(l, v);
-      // The cgroup's id is its directory's inode number: the kernel's cgroup
-      // ID (systemd's ControlGroupId, BPF's cgroup id), unique while it exists.
-      char id[24];
-      const auto r = std::to_chars(id, id + sizeof id, c.id->inode);
-      sink->bind(std::string_view(id, static_cast<size_t>(r.ptr - id)), extra ? &labels : nullptr);
-      def.per_cgroup(c, ctx, *sink);
-    }
-  }
 }
 
 // Counts samples per family; for the series budget.
@@ -582,7 +630,7 @@ std::span<const MetricDef> metric_table() noexcept { return kTable; }
 
 std::vector<prometheus::MetricFamily> collect_families(const ScrapeContext& ctx) {
   std::vector<prometheus::MetricFamily> out;
-  out.reserve(std::size(kTable));
+  out.reserve(std::size(kTable) + cadvisor_table().size());
   std::vector<std::unique_ptr<FamilySink>> sinks;
   for_each_family(ctx, [&](const MetricDef& def) {
     out.push_back(prometheus::MetricFamily{std::string(def.name), std::string(def.help), def.type, {}});
@@ -644,8 +692,9 @@ SeriesBudget series_per_cgroup(const config::Settings& settings, Profile profile
     ProcessStats process;
     const ScrapeContext ctx{snap, TimePoint{}, status, process, "", "", {}, profile, read_budget};
     CountingSink sink;
-    for (const auto& def : kTable)
-      if (def.per_cgroup && def.profile <= profile) def.per_cgroup(snap.cgroups.front(), ctx, sink);
+    for (auto table : tables())
+      for (const auto& def : table)
+        if (def.per_cgroup && serves(def, profile)) def.per_cgroup(snap.cgroups.front(), ctx, sink);
     (most ? out.most : out.floor) = sink.count;
   }
   return out;
@@ -653,12 +702,13 @@ SeriesBudget series_per_cgroup(const config::Settings& settings, Profile profile
 
 std::string metrics_reference_markdown() {
   std::string out = "| metric | profile | type | labels | meaning |\n|---|---|---|---|---|\n";
-  for (const auto& def : kTable) {
-    std::string labels = def.per_cgroup ? "cgroup_id" : "";
-    if (!def.labels.empty()) labels += (labels.empty() ? "" : ", ") + std::string(def.labels);
-    out += "| `" + std::string(def.name) + "` | " + std::string(config::profile_name(def.profile)) + " | " +
-           std::string(type_name(def.type)) + " | " + labels + " | " + std::string(def.help) + " |\n";
-  }
+  for (auto table : tables())
+    for (const auto& def : table) {
+      std::string labels = def.per_cgroup && def.profile != Profile::cadvisor ? "cgroup_id" : "";
+      if (!def.labels.empty()) labels += (labels.empty() ? "" : ", ") + std::string(def.labels);
+      out += "| `" + std::string(def.name) + "` | " + std::string(config::profile_name(def.profile)) + " | " +
+             std::string(type_name(def.type)) + " | " + labels + " | " + std::string(def.help) + " |\n";
+    }
   return out;
 }
 

@@ -177,6 +177,7 @@ std::shared_ptr<const RecordMap> IdentitySources::path_records() {
       for (auto [field, fill] : {std::pair{&r.name, &c.name}, {&r.image, &c.image}, {&r.pod, &c.pod},
                                  {&r.namespace_, &c.namespace_}, {&r.pod_uid, &c.pod_uid}, {&r.cgroups_path, &c.cgroups_path}})
         if (field->empty()) *field = *fill;
+      r.sandbox = r.sandbox || c.sandbox;
     }
   merged_paths_ = std::move(merged);
   merged_hooks_ = std::move(hooks);

@@ -34,6 +34,10 @@ constexpr const char* kImageKeys[] = {"io.kubernetes.cri.image-name", "io.kubern
 constexpr const char* kPodKeys[] = {"io.kubernetes.pod.name", "io.kubernetes.cri.sandbox-name"};
 constexpr const char* kNamespaceKeys[] = {"io.kubernetes.pod.namespace", "io.kubernetes.cri.sandbox-namespace"};
 constexpr const char* kPodUidKeys[] = {"io.kubernetes.pod.uid", "io.kubernetes.cri.sandbox-uid"};
+// The sandbox's markers: key and the value that means "sandbox".
+constexpr std::pair<const char*, const char*> kSandboxMarks[] = {
+    {"io.cri-containerd.kind", "sandbox"}, {"io.kubernetes.cri.container-type", "sandbox"},
+    {"io.kubernetes.cri-o.ContainerType", "sandbox"}, {"io.kubernetes.docker.type", "podsandbox"}};
 
 template <size_t N>
 void take(const json& ann, const char* const (&keys)[N], std::string& out) {
@@ -94,6 +98,8 @@ void fill_from_annotations(const nlohmann::json& ann, ContainerRecord& r) {
   std::string uid;
   take(ann, kPodUidKeys, uid);
   if (r.pod_uid.empty()) r.pod_uid = canonical_uuid(uid);
+  for (auto [key, value] : kSandboxMarks)
+    if (auto it = ann.find(key); it != ann.end() && it->is_string() && it->get_ref<const std::string&>() == value) r.sandbox = true;
 }
 
 bool valid_container_id(std::string_view id) noexcept {
@@ -137,6 +143,7 @@ std::string render_record(const ContainerRecord& r) {
   w.begin_object();
   w.key("id").value(r.id).key("name").value(r.name).key("image").value(r.image).key("pod").value(r.pod);
   w.key("namespace").value(r.namespace_).key("pod_uid").value(r.pod_uid).key("cgroups_path").value(r.cgroups_path);
+  if (r.sandbox) w.key("sandbox").value(true);  // absent = false: records written before it read the same
   w.end_object();
   out.push_back('\n');
   return out;
@@ -147,6 +154,7 @@ std::optional<ContainerRecord> parse_record(std::string_view s, std::string& err
   if (!j) return std::nullopt;
   ContainerRecord r{clean_value(json_string(*j, "id")), clean_value(json_string(*j, "name")), clean_value(json_string(*j, "image")), clean_value(json_string(*j, "pod")),
                     clean_value(json_string(*j, "namespace")), canonical_uuid(json_string(*j, "pod_uid")), clean_value(json_string(*j, "cgroups_path"))};
+  if (auto it = j->find("sandbox"); it != j->end() && it->is_boolean()) r.sandbox = it->get<bool>();
   if (!valid_container_id(r.id)) {
     error = "record has no usable container id";
     return std::nullopt;

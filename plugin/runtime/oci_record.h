@@ -20,6 +20,10 @@ inline constexpr size_t kMaxRecordBytes = 16 * 1024;        // a record file
 
 struct ContainerRecord {
   std::string id, name, image, pod, namespace_, pod_uid, cgroups_path;
+  // The pod's sandbox (pause) container, by its runtime's own marker:
+  // containerd's io.cri-containerd.kind, CRI-O's io.kubernetes.cri-o.ContainerType,
+  // dockershim's io.kubernetes.docker.type. The kubelet gives it no container name.
+  bool sandbox = false;
   bool operator==(const ContainerRecord&) const = default;
 };
 

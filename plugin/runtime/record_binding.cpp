@@ -87,6 +87,7 @@ BoundRecords bind_records(std::span<const BindCandidate> cgroups, const RecordMa
           fill(r.pod, rec.pod);
           fill(r.namespace_, rec.namespace_);
           fill(r.pod_uid, rec.pod_uid);
+          r.sandbox = r.sandbox || rec.sandbox;
           continue;
         }
       auto it = out.emplace(id, BoundRecord{rec, e.owner, std::string(path)});

@@ -2,7 +2,7 @@
 in place (so the exporter's kept-open fds see changes, as on cgroupfs), the
 exporter as a real process on a loopback port, and a tiny test runner that
 prints 'N passed, N failed'."""
-import atexit, gzip, json, os, re, shutil, signal, subprocess, sys, tempfile, time, traceback, urllib.request, urllib.error
+import atexit, glob, gzip, json, os, re, shutil, signal, subprocess, sys, tempfile, time, traceback, urllib.request, urllib.error
 
 # Every temporary file and directory a test makes goes under one directory of
 # its own, removed when the test ends however it ends (short of SIGKILL); the
@@ -69,6 +69,23 @@ def run_hook(hook, stage, cid, annotations, records, cgroups_path=None):
     r = subprocess.run([hook, stage, records], input=state, capture_output=True, text=True, timeout=10)
     assert r.returncode == 0, r
     return r.stderr
+
+def documented_queries(source, pages=None, exclude=()):
+    """The expressions in the ```promql blocks of README.md and docs/ (or of
+    `pages`, relative to `source`): a blank line separates two, comment
+    lines are dropped. Returns (page, expression) pairs."""
+    if pages is None:
+        pages = ["README.md"] + sorted(os.path.relpath(p, source) for p in glob.glob(os.path.join(source, "docs", "*.md")))
+    out = []
+    for page in pages:
+        if page in exclude:
+            continue
+        for block in re.findall(r"^```promql\n(.*?)^```", open(os.path.join(source, page)).read(), re.M | re.S):
+            for part in re.split(r"\n\s*\n", block):
+                expr = "\n".join(l for l in part.splitlines() if not l.lstrip().startswith("#")).strip()
+                if expr:
+                    out.append((page, expr))
+    return out
 
 def write_config(text):
     fd, path = tempfile.mkstemp(suffix=".toml", prefix="memcg-it-")

@@ -181,7 +181,18 @@ TEST(Config, ProfilePicksTheAllowlistAndFullAddsThePathLabel) {
   const Config own = load("[metrics]\nprofile = \"full\"\n[defaults]\nstats = [\"anon\"]\n");
   EXPECT_EQ(own.defaults.stats.known.count(), 1u);
   EXPECT_EQ(StatFilter::defaults(Profile::full).known.count(), 23u);
-  expect_error("[metrics]\nprofile = \"huge\"\n", 2, 11, "metrics.profile", "\"lean\", \"default\" or \"full\"");
+  expect_error("[metrics]\nprofile = \"huge\"\n", 2, 11, "metrics.profile", "\"lean\", \"default\", \"full\" or \"cadvisor\"");
+}
+
+TEST(Config, CadvisorProfileReadsWhatItsSeriesNeedAndTakesNoIdentityLabels) {
+  const Config c = load("[metrics]\nprofile = \"cadvisor\"\n");
+  EXPECT_EQ(c.metrics.profile, Profile::cadvisor);
+  for (auto key : {"anon", "file", "file_mapped", "inactive_file", "pgfault", "pgmajfault"})
+    EXPECT_TRUE(c.defaults.stats.allows(*parse::stat_key_table().find(key))) << key;
+  EXPECT_EQ(c.defaults.stats.known.count(), 6u);
+  // Its series carry the kubelet's labels; the exporter's own are keyed by id.
+  expect_error("[metrics]\nprofile = \"cadvisor\"\nidentity_labels = [\"pod\"]\n", 3, 19, "metrics.identity_labels",
+               "must be empty with profile \"cadvisor\"");
 }
 
 TEST(Config, RuleNamesAreLabelsAndMustBeUnique) {

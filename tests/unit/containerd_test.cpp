@@ -71,6 +71,7 @@ TEST(ContainerdRecord, TheSandboxIsNamedAfterItsKindAndNerdctlContainersByTheirN
   auto r = containerd_record(pause, error);
   ASSERT_TRUE(r) << error;
   EXPECT_EQ(r->name, "sandbox");
+  EXPECT_TRUE(r->sandbox) << "the kubelet gives it no container name";
   EXPECT_EQ(r->pod, "web-0");
   EXPECT_EQ(r->cgroups_path, "/kubepods/burstable/pod" + kPodUid + "/" + kPause);
   ContainerdContainer nerdctl{"nginx-1", "docker.io/library/nginx:alpine", {{"nerdctl/name", "nginx-1"}}, kSpecType,
@@ -79,6 +80,7 @@ TEST(ContainerdRecord, TheSandboxIsNamedAfterItsKindAndNerdctlContainersByTheirN
   ASSERT_TRUE(r) << error;
   EXPECT_EQ(r->name, "nginx-1");
   EXPECT_EQ(r->pod, "");
+  EXPECT_FALSE(r->sandbox);
 }
 
 TEST(ContainerdRecord, HostileContainersNameNothing) {

@@ -159,6 +159,27 @@ TEST_F(HookTest, CreateWritesARecordAndPoststopRemovesIt) {
   EXPECT_EQ(run_hook("poststop", state_json(kId, bundle()), dir), "") << "a second poststop is fine";
 }
 
+TEST_F(HookTest, CriOsSandboxIsRecordedAsTheSandboxAndReadBack) {
+  write_config(R"({"linux":{"cgroupsPath":"kubepods-pod0d3c6a1e_5b7f_4c2d_9e8f_a1b2c3d4e5f6.slice:crio:5e2b"},
+                  "annotations":{"io.kubernetes.cri-o.ContainerType":"sandbox","io.kubernetes.pod.name":"web-0",
+                  "io.kubernetes.pod.namespace":"shop"}})");
+  EXPECT_EQ(run_hook("createRuntime", state_json("5e2b", bundle()), dir), "");
+  std::string err;
+  auto rec = parse_record(slurp(dir + "/5e2b.json"), err);
+  ASSERT_TRUE(rec) << err;
+  EXPECT_TRUE(rec->sandbox);
+  EXPECT_EQ(rec->pod, "web-0");
+  // An application container's record says nothing of it: records written
+  // before the field existed read the same.
+  write_config(kCrioConfig);
+  EXPECT_EQ(run_hook("createRuntime", state_json(kId, bundle()), dir), "");
+  const std::string body = slurp(dir + "/" + kId + ".json");
+  EXPECT_EQ(body.find("sandbox"), std::string::npos) << body;
+  rec = parse_record(body, err);
+  ASSERT_TRUE(rec) << err;
+  EXPECT_FALSE(rec->sandbox);
+}
+
 TEST_F(HookTest, StateAnnotationsAndContainerdKeys) {
   write_config(R"({"annotations":{"io.kubernetes.cri.container-name":"db","io.kubernetes.cri.image-name":"postgres:16",
                   "io.kubernetes.cri.sandbox-name":"db-0","io.kubernetes.cri.sandbox-namespace":"data"}})");
