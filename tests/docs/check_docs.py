@@ -53,8 +53,9 @@ def served_names():
     names = set(re.findall(r"^\| `([a-z_:0-9]+)` \|", ref, re.M))
     for n in list(names):  # a histogram's series
         names |= {n + s for s in ("_bucket", "_sum", "_count")}
-    rules = open(os.path.join(SRC, "packaging", "prometheus", "memcg-exporter.rules.yml")).read()
-    return names | set(re.findall(r"record: (\S+)", rules))
+    for f in glob.glob(os.path.join(SRC, "packaging", "prometheus", "*.rules.yml")):
+        names |= set(re.findall(r"record: (\S+)", open(f).read()))
+    return names
 
 def old_names():
     notes = open(os.path.join(SRC, "docs", "upgrading.md")).read()
@@ -66,7 +67,9 @@ def old_names():
 def check_metric_names(page, served, old):
     text = open(page).read()
     for code in re.findall(r"`([^`\n]+)`", text) + re.findall(r"^```promql\n(.*?)^```", text, re.M | re.S):
-        for name in re.findall(r"(?<![\w/.-])((?:memcg|process)_[a-z0-9_]*[a-z0-9]|memcg:[a-z0-9_:]+)(?![\w(*-])", code):
+        # A series (memcg_..., process_...) or a recording rule's (memcg:...,
+        # level:memcg_...:operation).
+        for name in re.findall(r"(?<![\w/.-])((?:[a-z_]+:)?(?:memcg|process)_[a-z0-9_]*[a-z0-9](?::[a-z0-9_]+)*|memcg:[a-z0-9_:]+)(?![\w(*-])", code):
             if name not in served and name not in old:
                 errors.append(f"{os.path.relpath(page, SRC)}: metric {name} is neither served nor an upgrade note's old name")
 

@@ -8,10 +8,10 @@ of its dashboards, verbatim from kubernetes-mixin with its default selectors,
 and checks each returns the right containers with the right values: the
 working set equals memory.current - inactive_file read from the files. The
 ```promql blocks of docs/kubernetes.md run here too."""
-import argparse, http.server, os, threading
-from harness import (Tree, Exporter, write_config, run_tests, run_hook, documented_queries, K8S_CONTAINER, K8S_CONTAINER_ID,
-                     K8S_POD_SLICE)
-from prometheus import Prometheus, free_port
+import argparse, os
+from harness import (Tree, Exporter, KubeStateMetrics, write_config, run_tests, run_hook, documented_queries, K8S_CONTAINER,
+                     K8S_CONTAINER_ID, K8S_POD_SLICE, K8S_POD_UID)
+from prometheus import Prometheus
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--exporter", required=True)
@@ -22,18 +22,7 @@ ap.add_argument("--source", required=True)
 args = ap.parse_args()
 SOURCE = os.path.abspath(args.source)
 RULES = os.path.join(SOURCE, "tests/kubernetes/kubernetes-mixin-memory.rules.yml")
-POD_UID = "0d3c6a1e-5b7f-4c2d-9e8f-a1b2c3d4e5f6"
-REQUEST = 64 << 20
-
-# kube-state-metrics' series for the fixture's pod, in their real label shape
-# (kube_pod_info: uid and node; requests: container, resource, unit).
-KSM = f"""# TYPE kube_pod_info gauge
-kube_pod_info{{namespace="shop",pod="web-0",uid="{POD_UID}",node="node-1",created_by_kind="StatefulSet",created_by_name="web",host_network="false",pod_ip="10.0.0.7",priority_class=""}} 1
-# TYPE kube_pod_container_resource_requests gauge
-kube_pod_container_resource_requests{{namespace="shop",pod="web-0",uid="{POD_UID}",container="web",node="node-1",resource="memory",unit="byte"}} {REQUEST}
-# TYPE kube_pod_status_phase gauge
-kube_pod_status_phase{{namespace="shop",pod="web-0",uid="{POD_UID}",phase="Running"}} 1
-"""
+REQUEST = 64 << 20  # the container's memory request in KUBE_STATE_METRICS
 
 # The memory queries of kubernetes-mixin's dashboards (dashboards/resources/
 # namespace.libsonnet and resources/queries), with $cluster = "" and
@@ -53,25 +42,11 @@ DASHBOARD = [
 ]
 
 
-class KsmHandler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = KSM.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain; version=0.0.4")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *a):
-        pass
-
-
-def scrape_configs(exporter_port, ksm_port):
+def scrape_configs(exporter_port, ksm):
     # The exporter as kube-prometheus scrapes the kubelet's cAdvisor
     # endpoint: job "cadvisor", the node and metrics_path as target labels.
     return (f"  - job_name: cadvisor\n    static_configs:\n      - targets: ['127.0.0.1:{exporter_port}']\n"
-            f"        labels: {{node: node-1, metrics_path: /metrics/cadvisor}}\n"
-            f"  - job_name: kube-state-metrics\n    static_configs:\n      - targets: ['127.0.0.1:{ksm_port}']\n")
+            f"        labels: {{node: node-1, metrics_path: /metrics/cadvisor}}\n" + ksm.scrape_config())
 
 
 def test_kubernetes_mixin_memory_rules_and_dashboards_on_the_cadvisor_profile():
@@ -80,46 +55,40 @@ def test_kubernetes_mixin_memory_rules_and_dashboards_on_the_cadvisor_profile():
     os.mkdir(records)
     run_hook(args.hook, "createRuntime", K8S_CONTAINER_ID,
              {"io.kubernetes.container.name": "web", "io.kubernetes.pod.name": "web-0", "io.kubernetes.pod.namespace": "shop",
-              "io.kubernetes.pod.uid": POD_UID, "io.kubernetes.cri.image-name": "docker.io/library/nginx:1.25"}, records)
+              "io.kubernetes.pod.uid": K8S_POD_UID, "io.kubernetes.cri.image-name": "docker.io/library/nginx:1.25"}, records)
     cfg = write_config(f'[collector]\nprobe_interval = "250ms"\n[metrics]\nprofile = "cadvisor"\n'
                        f'[containers]\nrecords_dir = "{records}"\n')
-    ksm = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), KsmHandler)
-    threading.Thread(target=ksm.serve_forever, daemon=True).start()
     want_ws = tree.current(K8S_CONTAINER) - tree.keyed(K8S_CONTAINER, "memory.stat", "inactive_file")
-    try:
-        with Exporter(args.exporter, tree.root, cfg) as ex, \
-             Prometheus(args.prometheus, [], rule_files=[RULES],
-                        extra_yaml=scrape_configs(ex.port, ksm.server_address[1])) as prom:
-            prom.wait_value('count(up == 1)', lambda v: v == 2, "both targets up")
-            # The recording rule: one series for the container, with the node joined in.
-            sel = '{namespace="shop", pod="web-0", container="web", node="node-1"}'
-            got = prom.wait_value("node_namespace_pod_container:container_memory_working_set_bytes" + sel, lambda v: True,
-                                  "the mixin's working-set rule")
-            assert got == want_ws, (got, want_ws)
-            for name, key in (("rss", "anon"), ("cache", "file")):
-                v = prom.wait_value(f"node_namespace_pod_container:container_memory_{name}" + sel, lambda v: True, name)
-                assert v == tree.keyed(K8S_CONTAINER, "memory.stat", key), (name, v)
-            assert prom.wait_value("node_namespace_pod_container:container_memory_swap" + sel, lambda v: True, "swap") == 0
-            # Only containers with an image are recorded: not the pod's own cgroup, not slices.
-            rows = prom.query("node_namespace_pod_container:container_memory_working_set_bytes")
-            assert [r["metric"].get("container") for r in rows] == ["web"], rows
-            for title, q, labels in DASHBOARD:
-                res = prom.query(q)
-                assert len(res) == 1, (title, q, res)
-                assert all(res[0]["metric"].get(k) == v for k, v in labels.items()), (title, res)
-                value = float(res[0]["value"][1])
-                want = want_ws / REQUEST if "requests" in title else want_ws
-                assert abs(value - want) < 1e-9 * max(1, want), (title, value, want)
-            # The pod's own cgroup: named after its pod, no container, no image.
-            pod_path = "/kubepods.slice/kubepods-burstable.slice/" + K8S_POD_SLICE
-            pod = prom.query(f'container_memory_usage_bytes{{id="{pod_path}"}}')
-            assert len(pod) == 1 and pod[0]["metric"].get("pod") == "web-0" and "container" not in pod[0]["metric"], pod
-            # docs/kubernetes.md's queries return data.
-            for page, expr in documented_queries(SOURCE, ["docs/kubernetes.md"]):
-                assert prom.query(expr), (page, expr)
-            print(f"  kubernetes-mixin: 4 recording rules, {len(DASHBOARD)} dashboard queries; working set {want_ws} B as read")
-    finally:
-        ksm.shutdown()
+    with KubeStateMetrics() as ksm, Exporter(args.exporter, tree.root, cfg) as ex, \
+         Prometheus(args.prometheus, [], rule_files=[RULES], extra_yaml=scrape_configs(ex.port, ksm)) as prom:
+        prom.wait_value('count(up == 1)', lambda v: v == 2, "both targets up")
+        # The recording rule: one series for the container, with the node joined in.
+        sel = '{namespace="shop", pod="web-0", container="web", node="node-1"}'
+        got = prom.wait_value("node_namespace_pod_container:container_memory_working_set_bytes" + sel, lambda v: True,
+                              "the mixin's working-set rule")
+        assert got == want_ws, (got, want_ws)
+        for name, key in (("rss", "anon"), ("cache", "file")):
+            v = prom.wait_value(f"node_namespace_pod_container:container_memory_{name}" + sel, lambda v: True, name)
+            assert v == tree.keyed(K8S_CONTAINER, "memory.stat", key), (name, v)
+        assert prom.wait_value("node_namespace_pod_container:container_memory_swap" + sel, lambda v: True, "swap") == 0
+        # Only containers with an image are recorded: not the pod's own cgroup, not slices.
+        rows = prom.query("node_namespace_pod_container:container_memory_working_set_bytes")
+        assert [r["metric"].get("container") for r in rows] == ["web"], rows
+        for title, q, labels in DASHBOARD:
+            res = prom.query(q)
+            assert len(res) == 1, (title, q, res)
+            assert all(res[0]["metric"].get(k) == v for k, v in labels.items()), (title, res)
+            value = float(res[0]["value"][1])
+            want = want_ws / REQUEST if "requests" in title else want_ws
+            assert abs(value - want) < 1e-9 * max(1, want), (title, value, want)
+        # The pod's own cgroup: named after its pod, no container, no image.
+        pod_path = "/kubepods.slice/kubepods-burstable.slice/" + K8S_POD_SLICE
+        pod = prom.query(f'container_memory_usage_bytes{{id="{pod_path}"}}')
+        assert len(pod) == 1 and pod[0]["metric"].get("pod") == "web-0" and "container" not in pod[0]["metric"], pod
+        # docs/kubernetes.md's queries return data.
+        for page, expr in documented_queries(SOURCE, lambda page, section: section == "The cadvisor profile"):
+            assert prom.query(expr), (page, expr)
+        print(f"  kubernetes-mixin: 4 recording rules, {len(DASHBOARD)} dashboard queries; working set {want_ws} B as read")
 
 
 run_tests(globals())

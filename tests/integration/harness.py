@@ -70,22 +70,68 @@ def run_hook(hook, stage, cid, annotations, records, cgroups_path=None):
     assert r.returncode == 0, r
     return r.stderr
 
-def documented_queries(source, pages=None, exclude=()):
-    """The expressions in the ```promql blocks of README.md and docs/ (or of
-    `pages`, relative to `source`): a blank line separates two, comment
-    lines are dropped. Returns (page, expression) pairs."""
-    if pages is None:
-        pages = ["README.md"] + sorted(os.path.relpath(p, source) for p in glob.glob(os.path.join(source, "docs", "*.md")))
+def documented_queries(source, select=lambda page, section: True):
+    """The expressions in the ```promql blocks of README.md and docs/ whose
+    page (relative to `source`) and section (its "## " heading) `select`
+    accepts: a blank line separates two, comment lines are dropped. Returns
+    (page, expression) pairs."""
+    pages = ["README.md"] + sorted(os.path.relpath(p, source) for p in glob.glob(os.path.join(source, "docs", "*.md")))
     out = []
     for page in pages:
-        if page in exclude:
-            continue
-        for block in re.findall(r"^```promql\n(.*?)^```", open(os.path.join(source, page)).read(), re.M | re.S):
-            for part in re.split(r"\n\s*\n", block):
-                expr = "\n".join(l for l in part.splitlines() if not l.lstrip().startswith("#")).strip()
-                if expr:
-                    out.append((page, expr))
+        section = ""
+        for part in re.split(r"^(## .*)$", open(os.path.join(source, page)).read(), flags=re.M):
+            if part.startswith("## "):
+                section = part[3:].strip()
+                continue
+            if not select(page, section):
+                continue
+            for block in re.findall(r"^```promql\n(.*?)^```", part, re.M | re.S):
+                for q in re.split(r"\n\s*\n", block):
+                    expr = "\n".join(l for l in q.splitlines() if not l.lstrip().startswith("#")).strip()
+                    if expr:
+                        out.append((page, expr))
     return out
+
+# kube-state-metrics' series for the fixture's Kubernetes container
+# (K8S_CONTAINER), in their real label shape, served by a stand-in.
+K8S_POD_UID = "0d3c6a1e-5b7f-4c2d-9e8f-a1b2c3d4e5f6"
+KUBE_STATE_METRICS = f"""# TYPE kube_pod_info gauge
+kube_pod_info{{namespace="shop",pod="web-0",uid="{K8S_POD_UID}",node="node-1",created_by_kind="StatefulSet",created_by_name="web",host_network="false",pod_ip="10.0.0.7",priority_class=""}} 1
+# TYPE kube_pod_container_info gauge
+kube_pod_container_info{{namespace="shop",pod="web-0",uid="{K8S_POD_UID}",container="web",image="docker.io/library/nginx:1.25",image_spec="nginx:1.25",image_id="docker.io/library/nginx@sha256:0f",container_id="containerd://{"b" * 64}"}} 1
+# TYPE kube_pod_container_resource_requests gauge
+kube_pod_container_resource_requests{{namespace="shop",pod="web-0",uid="{K8S_POD_UID}",container="web",node="node-1",resource="memory",unit="byte"}} {64 << 20}
+# TYPE kube_pod_status_phase gauge
+kube_pod_status_phase{{namespace="shop",pod="web-0",uid="{K8S_POD_UID}",phase="Running"}} 1
+"""
+
+class KubeStateMetrics:
+    """A loopback HTTP server answering every GET with KUBE_STATE_METRICS."""
+    def __init__(self):
+        import http.server, threading
+        body = KUBE_STATE_METRICS.encode()
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            def log_message(self, *a):
+                pass
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def scrape_config(self):
+        return (f"  - job_name: kube-state-metrics\n    static_configs:\n"
+                f"      - targets: ['127.0.0.1:{self.port}']\n")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
 
 def write_config(text):
     fd, path = tempfile.mkstemp(suffix=".toml", prefix="memcg-it-")

@@ -5,8 +5,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 prom="$here/../../packaging/prometheus"
 promtool=${PROMTOOL:-promtool}
-"$promtool" check rules "$prom/memcg-exporter.rules.yml"
-"$promtool" test rules "$here/rules_test.yml"
+"$promtool" check rules "$prom/memcg-exporter.rules.yml" "$prom/memcg-exporter-kube-state-metrics.rules.yml"
+"$promtool" test rules "$here/rules_test.yml" "$here/kube_state_metrics_test.yml"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r "$prom"/. "$work/"
