@@ -55,6 +55,26 @@ panel("Top cgroups by working set", [(f"topk(10, {J(WORKING_SET)})", "{{cgroup}}
                   "Unlike cAdvisor's, inactive_file here is cached: read at memcg_stat_last_read_timestamp_seconds.")
 panel("Memory by container", [(f'sum by (namespace, pod, container_name) (memcg_memory_current_bytes{{{I}}} * on(instance, job, cgroup_id) group_left(namespace, pod, container_name) memcg_cgroup_info{{{I}, container_name=~"$container", container_name!=""}})', "{{namespace}}/{{pod}}/{{container_name}}")],
       "bytes", w=24, description="Joined with memcg_cgroup_info: names come from the OCI hook's records.")
+row("Kubernetes")
+# Names from the runtime (memcg_cgroup_info: containerd's API, the OCI hook)
+# or, where neither is on, from kube-state-metrics (its recording rules,
+# memcg-exporter-kube-state-metrics.rules.yml): the first a cgroup has.
+NAMED = f'label_replace(memcg_cgroup_info{{{I}, pod!="", container_name!="", namespace=~"$namespace"}}, "container", "$1", "container_name", "(.+)")'
+KSM = f'memcg:cgroup_kube_container:info{{{I}, namespace=~"$namespace"}}'
+def K(expr):
+    """`expr` per container cgroup, with its Kubernetes namespace, pod and container."""
+    return f"(({expr}) * on(instance, job, cgroup_id) group_left(namespace, pod, container) ({NAMED} or on(instance, job, cgroup_id) {KSM}))"
+K_DESC = " Names from containerd's API or the OCI hook (memcg_cgroup_info), else from kube-state-metrics' recording rules."
+panel("Working set by namespace", [(f"sum by (namespace) ({K(WORKING_SET)})", "{{namespace}}")], "bytes", stack=True,
+      description="Containers' working set (memory.current - inactive_file), summed per namespace." + K_DESC)
+panel("Working set by pod", [(f"topk(20, sum by (namespace, pod) ({K(WORKING_SET)}))", "{{namespace}}/{{pod}}")], "bytes",
+      description="The 20 largest pods of $namespace by their containers' working set." + K_DESC)
+OF_MAX = f'{WORKING_SET} / on(instance, job, cgroup_id) (memcg_memory_limit_bytes{{{I}, limit="max"}} != +Inf)'
+OOM_KILLS = f'increase(memcg_memory_events_total{{{I}, event="oom_kill"}}[{RI}])'
+panel("Containers: working set of memory.max", [(f"topk(20, {K(OF_MAX)})", "{{namespace}}/{{pod}}/{{container}}")],
+      "percentunit", description="Working set against the container's memory limit (memory.max); containers without a limit are not shown." + K_DESC)
+panel("OOM kills by container", [(f"sum by (namespace, pod, container) ({K(OOM_KILLS)})", "{{namespace}}/{{pod}}/{{container}}")],
+      "short", description="memory.events oom_kill of each container's cgroup." + K_DESC)
 row("Breakdown")
 panel("anon / file / kernel / sock / shmem", [(J(f'memcg_memory_stat_bytes{{{I}, stat=~"anon|file|kernel|sock|shmem"}}'), "{{cgroup}} {{stat}}")],
       "bytes", stack=True, description="From memory.stat, cached: read at memcg_stat_last_read_timestamp_seconds, never older than the rule's max_age. shmem (tmpfs) is part of file.")
@@ -134,6 +154,7 @@ dashboard = {
         var("instance", "label_values(memcg_exporter_build_info, instance)", "Instance"),
         var("cgroup", 'label_values(memcg_cgroup_info{instance=~"$instance"}, cgroup)', "cgroup"),
         var("container", 'label_values(memcg_cgroup_info{instance=~"$instance"}, container_name)', "Container"),
+        var("namespace", 'label_values({__name__=~"memcg_cgroup_info|memcg:cgroup_kube_container:info", instance=~"$instance"}, namespace)', "Namespace"),
     ]},
     "annotations": {"list": []},
     "links": [],

@@ -23,7 +23,7 @@ K8S = K8S_CONTAINER
 
 def substitute(expr):
     expr = expr.replace("$__rate_interval", "10s")
-    return re.sub(r"\$(instance|cgroup|container)\b", ".*", expr)
+    return re.sub(r"\$(instance|cgroup|container|namespace)\b", ".*", expr)
 
 def expressions():
     d = json.load(open(DASHBOARD))
