@@ -77,9 +77,6 @@ const MetricDef kCadvisorTable[] = {
   {"container_memory_max_usage_bytes", Profile::cadvisor, MetricType::Gauge, "id, name, image, container, pod, namespace",
    "cAdvisor's maximum usage on cgroup v2: memory.peak (kernel 5.19+; 0 without it), read with memory.stat when usage moved." MEMCG_CADVISOR_CACHED,
    [](const CV& c, const Ctx&, Sink& s) { if (c.stat) s.add(num(c.stat->peak.value_or(0))); }},
-  {"container_memory_failcnt", Profile::cadvisor, MetricType::Counter, "id, name, image, container, pod, namespace",
-   "Always 0 on cgroup v2, as cAdvisor reports it (its source is cgroup v1's memory.failcnt); limit hits are container_oom_events_total and memory.events max.",
-   [](const CV& c, const Ctx&, Sink& s) { if (c.probe.current) s.add(0); }},
   {"container_memory_failures_total", Profile::cadvisor, MetricType::Counter, "id, name, image, container, pod, namespace, failure_type, scope",
    "cAdvisor's memory failures on cgroup v2: memory.stat pgfault and pgmajfault (failure_type), the same value for scope=container and scope=hierarchy (cgroup v2 is hierarchical)." MEMCG_CADVISOR_CACHED,
    [](const CV& c, const Ctx&, Sink& s) {

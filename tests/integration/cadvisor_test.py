@@ -8,7 +8,7 @@ of its dashboards, verbatim from kubernetes-mixin with its default selectors,
 and checks each returns the right containers with the right values: the
 working set equals memory.current - inactive_file read from the files. The
 ```promql blocks of docs/kubernetes.md run here too."""
-import argparse, os
+import argparse, os, subprocess
 from harness import (Tree, Exporter, KubeStateMetrics, write_config, run_tests, run_hook, documented_queries, K8S_CONTAINER,
                      K8S_CONTAINER_ID, K8S_POD_SLICE, K8S_POD_UID)
 from prometheus import Prometheus
@@ -18,6 +18,7 @@ ap.add_argument("--exporter", required=True)
 ap.add_argument("--fixture", required=True)
 ap.add_argument("--hook", required=True)
 ap.add_argument("--prometheus", default="prometheus")
+ap.add_argument("--promtool", default="promtool")
 ap.add_argument("--source", required=True)
 args = ap.parse_args()
 SOURCE = os.path.abspath(args.source)
@@ -61,6 +62,10 @@ def test_kubernetes_mixin_memory_rules_and_dashboards_on_the_cadvisor_profile():
     want_ws = tree.current(K8S_CONTAINER) - tree.keyed(K8S_CONTAINER, "memory.stat", "inactive_file")
     with KubeStateMetrics() as ksm, Exporter(args.exporter, tree.root, cfg) as ex, \
          Prometheus(args.prometheus, [], rule_files=[RULES], extra_yaml=scrape_configs(ex.port, ksm)) as prom:
+        # The exposition passes promtool's lint (names, types, HELP).
+        body = ex.get("/metrics")[2]
+        lint = subprocess.run([args.promtool, "check", "metrics"], input=body, capture_output=True)
+        assert lint.returncode == 0, lint.stdout.decode() + lint.stderr.decode()
         prom.wait_value('count(up == 1)', lambda v: v == 2, "both targets up")
         # The recording rule: one series for the container, with the node joined in.
         sel = '{namespace="shop", pod="web-0", container="web", node="node-1"}'
