@@ -449,23 +449,25 @@ log "k8s: $(metrics | grep -E '^memcg_exporter_(containerd|engine_lookups_total\
 # The cadvisor profile over the same containers: the kubelet's labels, equal
 # to containerd's own, and cAdvisor's working set from the cgroup's files.
 cadvisor_line() { metrics | grep "^container_memory_working_set_bytes{" | grep "name=\"$1\"" | grep 'pod="'; }  # named: containerd listed
-cadvisor_check() {  # cadvisor_check ID
-  local id=$1 line want_container cg ws
-  wait_for 30 cadvisor_line "$id" || { row k8s.io cadvisor "labels-${id:0:8}" FAIL "no container_memory_working_set_bytes for $id"; return; }
+cadvisor_check() {  # cadvisor_check ID WHAT
+  local id=$1 what=$2 line want_container cg ws
+  wait_for 30 cadvisor_line "$id" || { row k8s.io cadvisor "labels-$what" FAIL "no container_memory_working_set_bytes for $id"; return; }
   line=$(cadvisor_line "$id")
   want_container=$(ctr_field "$id" io.kubernetes.container.name)
-  check k8s.io cadvisor "labels-${id:0:8}" sh -c "echo 'container=$(label "$line" container) pod=$(label "$line" pod) namespace=$(label "$line" namespace) image=$(label "$line" image)';
+  check k8s.io cadvisor "labels-$what" sh -c "echo 'container=$(label "$line" container) pod=$(label "$line" pod) namespace=$(label "$line" namespace) image=$(label "$line" image)';
     test '$(label "$line" container)' = '$want_container' && test '$(label "$line" pod)' = '$(ctr_field "$id" io.kubernetes.pod.name)' &&
     test '$(label "$line" namespace)' = '$(ctr_field "$id" io.kubernetes.pod.namespace)' && test '$(label "$line" image)' = '$(ctr_field "$id" Image)'"
   cg=/sys/fs/cgroup$(label "$line" id)
   ws=$(( $(cat "$cg/memory.current") - $(awk '$1 == "inactive_file" {print $2}' "$cg/memory.stat") ))
-  check k8s.io cadvisor "working-set-${id:0:8}" within "${line##* }" "$ws"
+  check k8s.io cadvisor "working-set-$what" within "${line##* }" "$ws"
 }
 cp "$cfg" /root/config.k8s
 sed -i 's/^profile = .*/profile = "cadvisor"/' "$cfg"
 systemctl restart "$unit"
 wait_for 60 systemctl is-active --quiet "$unit"
-for id in "$sb_b" "$b1" "$c1"; do cadvisor_check "$id"; done
+cadvisor_check "$sb_b" sandbox
+cadvisor_check "$b1" systemd
+cadvisor_check "$c1" cgroupfs
 log "k8s cadvisor: $(metrics | grep "^container_memory_working_set_bytes{.*name=\"$b1\"")"
 cp /root/config.k8s "$cfg"
 systemctl restart "$unit"
