@@ -403,7 +403,8 @@ std::string describe(const Config& c) {
   o << "\n";
   o << "metrics: profile=" << profile_name(c.metrics.profile) << " identity_labels=";
   for (size_t i = 0; i < c.metrics.identity_labels.size(); ++i) o << (i ? "," : "") << c.metrics.identity_labels[i];
-  if (c.metrics.identity_labels.empty()) o << "(none; join memcg_cgroup_info on cgroup_id)";
+  if (c.metrics.profile == Profile::cadvisor) o << "(none; the kubelet's labels on every series, join memcg_cgroup_info on id)";
+  else if (c.metrics.identity_labels.empty()) o << "(none; join memcg_cgroup_info on cgroup_id)";
   o << "\n";
   for (const auto& s : c.resolved())
     o << s->source << ": name=" << s->name << " threshold=" << format_size(s->threshold)
