@@ -127,6 +127,108 @@ std::string describe_ports(const HttpServer& http) {
   return out;
 }
 
+// SIGHUP: the configuration file, then the web config file. A bad file keeps
+// what runs (and says so in memcg_exporter_reload_success).
+void reload(const Options& opts, Collector& collector, Backend& backend, PassSchedule& schedule, HttpServer& http) {
+  log_info("reloading configuration" + (opts.config_path.empty() ? std::string() : " from " + opts.config_path));
+  Reload r = reload_config(opts.config_path, opts.listen, *backend.config());
+  if (r.config) {
+    if (!r.restart_needed.empty()) log_warning(r.restart_needed + " take effect at the next restart");
+    schedule.set_interval(r.config->collector.probe_interval);
+    collector.set_config(*r.config);
+    backend.set_config(std::move(*r.config));
+    backend.status().reload_ok.store(true);
+    backend.status().reload_success_unix.store(unix_now());
+    log_info("configuration reloaded");
+  } else {
+    backend.status().reload_ok.store(false);
+    log_error("configuration reload failed, keeping the previous configuration: " + r.error);
+  }
+  // The web config file (TLS certificate and key, client CA, basic auth,
+  // headers) applies at once: a new server starts behind the listening
+  // sockets, which stay open. An invalid file, or one whose key cannot be
+  // loaded, keeps the running settings.
+  if (opts.web_config_path.empty()) return;
+  try {
+    const WebConfigFile next = load_web_config(opts.web_config_path);
+    http.reload(&next);
+    log_info("web config " + opts.web_config_path + " reloaded" + (next.tls ? " with TLS" : " without TLS") +
+             (next.basic_auth_users.empty() ? "" : ", basic auth"));
+  } catch (const std::exception& e) {
+    backend.status().reload_ok.store(false);
+    log_error(std::string("web config reload failed, the running TLS and auth settings are kept: ") + e.what());
+  }
+}
+
+// Waits, taking signals synchronously, until the next pass is due (true) or
+// a SIGTERM or SIGINT asks to stop (false); pings the watchdog and reloads
+// on SIGHUP meanwhile.
+bool wait_for_next_pass(const sigset_t& sigs, const Options& opts, Clock& clock, PassSchedule& schedule, Notifier& notifier,
+                        Collector& collector, Backend& backend, HttpServer& http) {
+  for (;;) {
+    const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(schedule.wake_at() - clock.now());
+    int sig = -1;
+    if (wait.count() > 0) {
+      timespec ts{static_cast<time_t>(wait.count() / 1'000'000'000), static_cast<long>(wait.count() % 1'000'000'000)};
+      sig = sigtimedwait(&sigs, nullptr, &ts);
+    }
+    if (sig == SIGTERM || sig == SIGINT) return false;
+    if (sig == SIGHUP) {
+      notifier.reloading();
+      reload(opts, collector, backend, schedule, http);
+      notifier.ready("configuration reloaded");
+      continue;
+    }
+    const auto now = clock.now();
+    if (schedule.pass_due(now)) return true;
+    if (schedule.ping_due(now)) {
+      notifier.watchdog();
+      schedule.pinged(now);
+    }
+  }
+}
+
+// After a pass: the schedule, the log, systemd's status and readiness.
+class PassAftermath {
+ public:
+  PassAftermath(Collector& collector, Backend& backend, Notifier& notifier, PassSchedule& schedule, uint64_t fd_limit)
+      : collector_(collector), backend_(backend), notifier_(notifier), schedule_(schedule), report_log_(fd_limit) {}
+
+  void operator()(const PassReport& report, TimePoint now) {
+    backend_.progress();
+    notifier_.watchdog();
+    schedule_.pass_done(now);
+    report_log_(report, *collector_.latest());
+    // Not a warning: a loaded host or a huge tree makes it happen, and it
+    // only means values are probed less often than configured. Said once
+    // (then every 100th time) and counted in memcg_exporter_pass_overruns_total.
+    if (schedule_.fell_behind() > last_behind_ && (last_behind_ == 0 || schedule_.fell_behind() % 100 == 0))
+      log_notice("a pass took longer than collector.probe_interval (" + std::to_string(schedule_.fell_behind()) +
+                 " times so far): the next one starts at once rather than catching up");
+    last_behind_ = schedule_.fell_behind();
+    backend_.status().pass_overruns.store(last_behind_);
+    const auto snap = collector_.latest();
+    const std::string status = status_line(report, *snap, collector_.config().collector.probe_interval);
+    log_debug("pass " + std::to_string(snap->pass) + ": " + status);
+    if (announced_) {
+      notifier_.status(status);
+      return;
+    }
+    notifier_.ready(status);
+    announced_ = true;
+    log_info("ready: first pass collected " + std::to_string(snap->cgroups.size()) + " cgroups");
+  }
+
+ private:
+  Collector& collector_;
+  Backend& backend_;
+  Notifier& notifier_;
+  PassSchedule& schedule_;
+  ReportLog report_log_;
+  uint64_t last_behind_ = 0;
+  bool announced_ = false;
+};
+
 }  // namespace
 
 int run_daemon(const Options& opts, config::Config cfg, const std::string& root, const cgroupfs::FdLimit& fds,
@@ -173,92 +275,18 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
                            (web_file->basic_auth_users.empty() ? "" : ", basic auth") + " (" + web_file->path + ")"
                      : ""));
 
-  uint64_t last_behind = 0;
-  ReportLog report_log(fds.soft);
-  bool announced = false;
   const auto watchdog = notifier.watchdog_interval();
   PassSchedule schedule(collector.config().collector.probe_interval,
                         watchdog ? std::optional<Duration>(*watchdog) : std::nullopt, clock.now());
-  for (;;) {
+  PassAftermath after_pass(collector, backend, notifier, schedule, fds.soft);
+  do {
     const PassReport report = collector.run_pass();
-    backend.progress();
-    notifier.watchdog();
-    schedule.pass_done(clock.now());
-    report_log(report, *collector.latest());
-    // Not a warning: a loaded host or a huge tree makes it happen, and it
-    // only means values are probed less often than configured. Said once
-    // (then every 100th time) and counted in memcg_exporter_pass_overruns_total.
-    if (schedule.fell_behind() > last_behind && (last_behind == 0 || schedule.fell_behind() % 100 == 0))
-      log_notice("a pass took longer than collector.probe_interval (" + std::to_string(schedule.fell_behind()) +
-                 " times so far): the next one starts at once rather than catching up");
-    last_behind = schedule.fell_behind();
-    backend.status().pass_overruns.store(last_behind);
-    const auto snap = collector.latest();
-    const std::string status = status_line(report, *snap, collector.config().collector.probe_interval);
-    log_debug("pass " + std::to_string(snap->pass) + ": " + status);
-    if (!announced) {
-      notifier.ready(status);
-      announced = true;
-      log_info("ready: first pass collected " + std::to_string(snap->cgroups.size()) + " cgroups");
-    } else {
-      notifier.status(status);
-    }
-
-    for (;;) {
-      const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(schedule.wake_at() - clock.now());
-      int sig = -1;
-      if (wait.count() > 0) {
-        timespec ts{static_cast<time_t>(wait.count() / 1'000'000'000), static_cast<long>(wait.count() % 1'000'000'000)};
-        sig = sigtimedwait(&sigs, nullptr, &ts);
-      }
-      if (sig == SIGTERM || sig == SIGINT) {
-        notifier.stopping();
-        log_info("shutting down");
-        http.reset();
-        return 0;
-      }
-      if (sig == SIGHUP) {
-        notifier.reloading();
-        log_info("reloading configuration" + (opts.config_path.empty() ? std::string() : " from " + opts.config_path));
-        Reload r = reload_config(opts.config_path, opts.listen, *backend.config());
-        if (r.config) {
-          if (!r.restart_needed.empty()) log_warning(r.restart_needed + " take effect at the next restart");
-          schedule.set_interval(r.config->collector.probe_interval);
-          collector.set_config(*r.config);
-          backend.set_config(std::move(*r.config));
-          backend.status().reload_ok.store(true);
-          backend.status().reload_success_unix.store(unix_now());
-          log_info("configuration reloaded");
-        } else {
-          backend.status().reload_ok.store(false);
-          log_error("configuration reload failed, keeping the previous configuration: " + r.error);
-        }
-        // The web config file (TLS certificate and key, client CA, basic
-        // auth, headers) applies at once: a new server starts behind the
-        // listening sockets, which stay open. An invalid file, or one whose
-        // key cannot be loaded, keeps the running settings.
-        if (!opts.web_config_path.empty()) {
-          try {
-            const WebConfigFile next = load_web_config(opts.web_config_path);
-            http->reload(&next);
-            log_info("web config " + opts.web_config_path + " reloaded" + (next.tls ? " with TLS" : " without TLS") +
-                     (next.basic_auth_users.empty() ? "" : ", basic auth"));
-          } catch (const std::exception& e) {
-            backend.status().reload_ok.store(false);
-            log_error(std::string("web config reload failed, the running TLS and auth settings are kept: ") + e.what());
-          }
-        }
-        notifier.ready("configuration reloaded");
-        continue;
-      }
-      const auto now = clock.now();
-      if (schedule.pass_due(now)) break;
-      if (schedule.ping_due(now)) {
-        notifier.watchdog();
-        schedule.pinged(now);
-      }
-    }
-  }
+    after_pass(report, clock.now());
+  } while (wait_for_next_pass(sigs, opts, clock, schedule, notifier, collector, backend, *http));
+  notifier.stopping();
+  log_info("shutting down");
+  http.reset();
+  return 0;
 }
 
 }  // namespace memcg::exporter
