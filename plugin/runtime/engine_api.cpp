@@ -46,6 +46,69 @@ std::optional<std::string> dechunk(std::string_view s, bool eof, std::string& er
   }
 }
 
+// "HTTP/1.1 200 OK" -> 200, or nullopt with `error`.
+std::optional<int> parse_status_line(std::string_view line, std::string& error) {
+  if (!line.starts_with("HTTP/1.") || line.size() < 12 || line[8] != ' ') {
+    error = "not an HTTP/1.x reply";
+    return std::nullopt;
+  }
+  int status = 0;
+  auto [p, ec] = std::from_chars(line.data() + 9, line.data() + 12, status);
+  if (ec != std::errc() || p != line.data() + 12 || (line.size() > 12 && line[12] != ' ') || status < 100 || status > 599) {
+    error = "bad HTTP status";
+    return std::nullopt;
+  }
+  return status;
+}
+
+// How the body is framed, from the header fields after the status line.
+struct Framing {
+  bool chunked = false;
+  std::optional<size_t> length;
+};
+std::optional<Framing> parse_framing(std::string_view fields, std::string& error) {
+  Framing f;
+  while (!fields.empty()) {
+    const size_t eol = fields.find("\r\n");
+    const std::string_view line = fields.substr(0, eol);
+    fields = eol == std::string_view::npos ? std::string_view{} : fields.substr(eol + 2);
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view name = parse::trim_ows(line.substr(0, colon)), value = parse::trim_ows(line.substr(colon + 1));
+    if (iequals(name, "transfer-encoding")) {
+      f.chunked = iequals(value, "chunked");
+      if (!f.chunked) {
+        error = "unsupported transfer coding";
+        return std::nullopt;
+      }
+    } else if (iequals(name, "content-length")) {
+      size_t n = 0;
+      auto [q, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc() || q != value.data() + value.size() || (f.length && *f.length != n)) {
+        error = "bad Content-Length";
+        return std::nullopt;
+      }
+      f.length = n;
+    }
+  }
+  return f;
+}
+
+// The body as framed; nullopt while more may come (error set once `eof`
+// says it will not).
+std::optional<std::string> take_body(std::string_view body, const Framing& f, bool eof, std::string& error) {
+  if (f.chunked) return dechunk(body, eof, error);
+  if (f.length) {
+    if (body.size() < *f.length) {
+      if (eof) error = "body shorter than Content-Length";
+      return std::nullopt;
+    }
+    return std::string(body.substr(0, *f.length));
+  }
+  if (!eof) return std::nullopt;
+  return std::string(body);
+}
+
 }  // namespace
 
 std::string engine_inspect_request(std::string_view id) {
@@ -63,61 +126,17 @@ std::optional<HttpReply> parse_http_reply(std::string_view raw, bool eof, std::s
     if (eof) error = "no complete HTTP header";
     return std::nullopt;
   }
-  std::string_view head = raw.substr(0, head_end), body = raw.substr(head_end + 4);
+  const std::string_view head = raw.substr(0, head_end), body = raw.substr(head_end + 4);
   const size_t line_end = head.find("\r\n");
-  const std::string_view status_line = head.substr(0, line_end);
-  // "HTTP/1.1 200 OK"
-  if (!status_line.starts_with("HTTP/1.") || status_line.size() < 12 || status_line[8] != ' ') {
-    error = "not an HTTP/1.x reply";
-    return std::nullopt;
-  }
   HttpReply reply;
-  auto [p, ec] = std::from_chars(status_line.data() + 9, status_line.data() + 12, reply.status);
-  if (ec != std::errc() || p != status_line.data() + 12 || (status_line.size() > 12 && status_line[12] != ' ') ||
-      reply.status < 100 || reply.status > 599) {
-    error = "bad HTTP status";
-    return std::nullopt;
-  }
-  bool chunked = false;
-  std::optional<size_t> length;
-  head = line_end == std::string_view::npos ? std::string_view{} : head.substr(line_end + 2);
-  while (!head.empty()) {
-    const size_t eol = head.find("\r\n");
-    const std::string_view line = head.substr(0, eol);
-    head = eol == std::string_view::npos ? std::string_view{} : head.substr(eol + 2);
-    const size_t colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    const std::string_view name = parse::trim_ows(line.substr(0, colon)), value = parse::trim_ows(line.substr(colon + 1));
-    if (iequals(name, "transfer-encoding")) {
-      chunked = iequals(value, "chunked");
-      if (!chunked) {
-        error = "unsupported transfer coding";
-        return std::nullopt;
-      }
-    } else if (iequals(name, "content-length")) {
-      size_t n = 0;
-      auto [q, ec2] = std::from_chars(value.data(), value.data() + value.size(), n);
-      if (ec2 != std::errc() || q != value.data() + value.size() || (length && *length != n)) {
-        error = "bad Content-Length";
-        return std::nullopt;
-      }
-      length = n;
-    }
-  }
-  if (chunked) {
-    auto b = dechunk(body, eof, error);
-    if (!b) return std::nullopt;
-    reply.body = std::move(*b);
-  } else if (length) {
-    if (body.size() < *length) {
-      if (eof) error = "body shorter than Content-Length";
-      return std::nullopt;
-    }
-    reply.body = std::string(body.substr(0, *length));
-  } else {
-    if (!eof) return std::nullopt;
-    reply.body = std::string(body);
-  }
+  const auto status = parse_status_line(head.substr(0, line_end), error);
+  if (!status) return std::nullopt;
+  reply.status = *status;
+  const auto framing = parse_framing(line_end == std::string_view::npos ? std::string_view{} : head.substr(line_end + 2), error);
+  if (!framing) return std::nullopt;
+  auto taken = take_body(body, *framing, eof, error);
+  if (!taken) return std::nullopt;
+  reply.body = std::move(*taken);
   return reply;
 }
 
