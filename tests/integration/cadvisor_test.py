@@ -10,7 +10,7 @@ working set equals memory.current - inactive_file read from the files. The
 ```promql blocks of docs/kubernetes.md run here too."""
 import argparse, os, subprocess
 from harness import (Tree, Exporter, KubeStateMetrics, write_config, run_tests, run_hook, documented_queries, K8S_CONTAINER,
-                     K8S_CONTAINER_ID, K8S_POD_SLICE, K8S_POD_UID)
+                     K8S_CONTAINER_ID, K8S_POD_SLICE, K8S_POD_UID, K8S_MEMORY_REQUEST)
 from prometheus import Prometheus
 
 ap = argparse.ArgumentParser()
@@ -23,8 +23,6 @@ ap.add_argument("--source", required=True)
 args = ap.parse_args()
 SOURCE = os.path.abspath(args.source)
 RULES = os.path.join(SOURCE, "tests/kubernetes/kubernetes-mixin-memory.rules.yml")
-REQUEST = 64 << 20  # the container's memory request in KUBE_STATE_METRICS
-
 # The memory queries of kubernetes-mixin's dashboards (dashboards/resources/
 # namespace.libsonnet and resources/queries), with $cluster = "" and
 # $namespace = "shop": (title, query, the labels each result must carry).
@@ -84,7 +82,7 @@ def test_kubernetes_mixin_memory_rules_and_dashboards_on_the_cadvisor_profile():
             assert len(res) == 1, (title, q, res)
             assert all(res[0]["metric"].get(k) == v for k, v in labels.items()), (title, res)
             value = float(res[0]["value"][1])
-            want = want_ws / REQUEST if "requests" in title else want_ws
+            want = want_ws / K8S_MEMORY_REQUEST if "requests" in title else want_ws
             assert abs(value - want) < 1e-9 * max(1, want), (title, value, want)
         # The pod's own cgroup: named after its pod, no container, no image.
         pod_path = "/kubepods.slice/kubepods-burstable.slice/" + K8S_POD_SLICE

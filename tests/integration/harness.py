@@ -2,7 +2,7 @@
 in place (so the exporter's kept-open fds see changes, as on cgroupfs), the
 exporter as a real process on a loopback port, and a tiny test runner that
 prints 'N passed, N failed'."""
-import atexit, glob, gzip, json, os, re, shutil, signal, subprocess, sys, tempfile, time, traceback, urllib.request, urllib.error
+import atexit, glob, gzip, http.server, json, os, re, shutil, signal, subprocess, sys, tempfile, threading, time, traceback, urllib.request, urllib.error
 
 # Every temporary file and directory a test makes goes under one directory of
 # its own, removed when the test ends however it ends (short of SIGKILL); the
@@ -95,12 +95,13 @@ def documented_queries(source, select=lambda page, section: True):
 # kube-state-metrics' series for the fixture's Kubernetes container
 # (K8S_CONTAINER), in their real label shape, served by a stand-in.
 K8S_POD_UID = "0d3c6a1e-5b7f-4c2d-9e8f-a1b2c3d4e5f6"
+K8S_MEMORY_REQUEST = 64 << 20  # the container's memory request, in kube-state-metrics
 KUBE_STATE_METRICS = f"""# TYPE kube_pod_info gauge
 kube_pod_info{{namespace="shop",pod="web-0",uid="{K8S_POD_UID}",node="node-1",created_by_kind="StatefulSet",created_by_name="web",host_network="false",pod_ip="10.0.0.7",priority_class=""}} 1
 # TYPE kube_pod_container_info gauge
 kube_pod_container_info{{namespace="shop",pod="web-0",uid="{K8S_POD_UID}",container="web",image="docker.io/library/nginx:1.25",image_spec="nginx:1.25",image_id="docker.io/library/nginx@sha256:0f",container_id="containerd://{"b" * 64}"}} 1
 # TYPE kube_pod_container_resource_requests gauge
-kube_pod_container_resource_requests{{namespace="shop",pod="web-0",uid="{K8S_POD_UID}",container="web",node="node-1",resource="memory",unit="byte"}} {64 << 20}
+kube_pod_container_resource_requests{{namespace="shop",pod="web-0",uid="{K8S_POD_UID}",container="web",node="node-1",resource="memory",unit="byte"}} {K8S_MEMORY_REQUEST}
 # TYPE kube_pod_status_phase gauge
 kube_pod_status_phase{{namespace="shop",pod="web-0",uid="{K8S_POD_UID}",phase="Running"}} 1
 """
@@ -108,7 +109,6 @@ kube_pod_status_phase{{namespace="shop",pod="web-0",uid="{K8S_POD_UID}",phase="R
 class KubeStateMetrics:
     """A loopback HTTP server answering every GET with KUBE_STATE_METRICS."""
     def __init__(self):
-        import http.server, threading
         body = KUBE_STATE_METRICS.encode()
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The large-tree benchmark inside a real kernel (QEMU, software emulation),
-# where the guest's root may raise RLIMIT_NOFILE as far as two collectors over
-# N cgroups need (13 fds per cgroup): memcg-bench over N synthetic cgroups on
-# tmpfs (all busy scenarios), then over N real, idle cgroups (read only).
+# where the guest's root may raise RLIMIT_NOFILE as far as three collectors
+# over N cgroups need (37 fds per cgroup: 12 each and the bare loop's):
+# memcg-bench over N synthetic cgroups on tmpfs (all busy scenarios), then
+# over N real, idle cgroups (read only).
 # Informational: prints the tables, asserts nothing but that both runs finish.
 # Usage: tests/vm/run-bench.sh BUILD_DIR [N=10000] [TICKS=40]
 #        SYNTHETIC=0 skips the tmpfs tree (the real cgroups and the daemon only)
