@@ -120,6 +120,13 @@ struct MetricsConfig {
   // Subset of kIdentityLabels, in this order. The full profile always has
   // "cgroup" here (the 0.1 exposition's per-series label).
   std::vector<std::string> identity_labels;
+  // A removed cgroup's counters (memory.events, oomd's kills) and identity
+  // stay in the exposition this long, marked by
+  // memcg_cgroup_removed_timestamp_seconds, so a container OOM-killed and
+  // removed between two scrapes still shows its kill to increase(); at most
+  // removed_max of them (the oldest go first, counted). 0s: none kept.
+  Duration removed_retention = std::chrono::minutes(2);
+  uint64_t removed_max = 1000;
 };
 
 // Facts about the host the defaults depend on; injected so tests are exact.

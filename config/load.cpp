@@ -37,7 +37,10 @@ class Loader {
     if (auto* t = table_at(root, "web", "web")) load_web(*t, c.web);
     if (auto* t = table_at(root, "containers", "containers")) load_containers(*t, c.containers);
     if (auto* t = table_at(root, "metrics", "metrics")) {
-      check_keys(*t, "metrics", {"profile", "identity_labels"});
+      check_keys(*t, "metrics", {"profile", "identity_labels", "removed_retention", "removed_max"});
+      if (auto* n = t->get("removed_retention")) c.metrics.removed_retention = duration(*n, "metrics.removed_retention", true);
+      if (auto* n = t->get("removed_max"))
+        c.metrics.removed_max = static_cast<uint64_t>(integer(*n, "metrics.removed_max", 0, 1'000'000));
       if (auto* n = t->get("profile")) c.metrics.profile = profile(*n, "metrics.profile");
       if (auto* n = t->get("identity_labels")) c.metrics.identity_labels = identity_labels(*n, "metrics.identity_labels");
       if (auto* n = t->get("identity_labels"); n && c.metrics.profile == Profile::cadvisor && !c.metrics.identity_labels.empty())
@@ -405,6 +408,7 @@ std::string describe(const Config& c) {
   for (size_t i = 0; i < c.metrics.identity_labels.size(); ++i) o << (i ? "," : "") << c.metrics.identity_labels[i];
   if (c.metrics.profile == Profile::cadvisor) o << "(none; the kubelet's labels on every series, join memcg_cgroup_info on id)";
   else if (c.metrics.identity_labels.empty()) o << "(none; join memcg_cgroup_info on cgroup_id)";
+  o << " removed_retention=" << format_duration(c.metrics.removed_retention) << " removed_max=" << c.metrics.removed_max;
   o << "\n";
   for (const auto& s : c.resolved())
     o << s->source << ": name=" << s->name << " threshold=" << format_size(s->threshold)

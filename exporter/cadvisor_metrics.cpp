@@ -85,8 +85,11 @@ const MetricDef kCadvisorTable[] = {
          for (std::string_view scope : {"container", "hierarchy"}) s.add(num(*v), {{"failure_type", type}, {"scope", scope}});
    }},
   {"container_oom_events_total", Profile::cadvisor, MetricType::Counter, "id, name, image, container, pod, namespace",
-   "OOM kills in the cgroup: memory.events oom_kill, read when the kernel flags a change (cAdvisor counts the kernel log's OOM kills per container).",
-   [](const CV& c, const Ctx&, Sink& s) { if (c.probe.has_events) s.add(num(c.probe.events[parse::ev_oom_kill])); }},
+   "OOM kills in the cgroup: memory.events oom_kill, read within milliseconds of the kernel flagging a change, and kept for metrics.removed_retention after the cgroup is removed (cAdvisor counts the kernel log's OOM kills per container and drops the series with the container).",
+   [](const CV& c, const Ctx&, Sink& s) {
+     if (c.probe.events)
+       if (auto v = c.probe.events->events.get(parse::ev_oom_kill)) s.add(num(*v));
+   }},
   {"container_spec_memory_limit_bytes", Profile::cadvisor, MetricType::Gauge, "id, name, image, container, pod, namespace",
    "cAdvisor's memory limit on cgroup v2: memory.max, 0 when unlimited; read with memory.stat at most every collector.limits_max_age.",
    [](const CV& c, const Ctx&, Sink& s) { add_spec(c, lim_max, s); }},
@@ -111,7 +114,9 @@ const MetricDef kCadvisorTable[] = {
 std::span<const MetricDef> cadvisor_table() noexcept { return kCadvisorTable; }
 
 bool served_with_cadvisor(const MetricDef& def) noexcept {
-  if (def.per_cgroup) return def.name == "memcg_cgroup_info" || def.name == "memcg_stat_last_read_timestamp_seconds";
+  if (def.per_cgroup)
+    return def.name == "memcg_cgroup_info" || def.name == "memcg_stat_last_read_timestamp_seconds" ||
+           def.name == "memcg_cgroup_removed_timestamp_seconds";
   return def.profile == Profile::lean;
 }
 

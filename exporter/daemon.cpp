@@ -1,11 +1,16 @@
 #include "exporter/daemon.h"
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 #include <string>
@@ -18,6 +23,7 @@
 #include "exporter/setup.h"
 #include "exporter/version.h"
 #include "plugin/collector.h"
+#include "plugin/sys/unique_fd.h"
 
 namespace memcg::exporter {
 namespace {
@@ -160,18 +166,39 @@ void reload(const Options& opts, Collector& collector, Backend& backend, PassSch
   }
 }
 
-// Waits, taking signals synchronously, until the next pass is due (true) or
-// a SIGTERM or SIGINT asks to stop (false); pings the watchdog and reloads
-// on SIGHUP meanwhile.
-bool wait_for_next_pass(const sigset_t& sigs, const Options& opts, Clock& clock, PassSchedule& schedule, Notifier& notifier,
+// What the wait between passes listens to: the blocked signals (as a
+// signalfd) and the collector's set of event files.
+struct WaitFds {
+  int signals = -1;
+  int events = -1;
+};
+
+// Which signal arrived (0: none) after a poll that woke for it.
+int take_signal(int fd) {
+  signalfd_siginfo si{};
+  return ::read(fd, &si, sizeof si) == static_cast<ssize_t>(sizeof si) ? static_cast<int>(si.ssi_signo) : 0;
+}
+
+// Waits until the next pass is due (true) or a SIGTERM or SIGINT asks to
+// stop (false); meanwhile pings the watchdog, reloads on SIGHUP, and runs an
+// event wake-up when the kernel flags an event file (at most one every
+// PassSchedule::kEventSpacing): an OOM kill reaches /metrics within
+// milliseconds, whatever probe_interval is.
+bool wait_for_next_pass(const WaitFds& fds, const Options& opts, Clock& clock, PassSchedule& schedule, Notifier& notifier,
                         Collector& collector, Backend& backend, HttpServer& http) {
   for (;;) {
-    const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(schedule.wake_at() - clock.now());
-    int sig = -1;
+    const TimePoint now = clock.now();
+    const bool watch = fds.events >= 0 && schedule.events_watched(now);
+    TimePoint until = schedule.wake_at();
+    if (fds.events >= 0 && !watch) until = std::min(until, schedule.events_watched_at());
+    const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(until - now);
+    pollfd pfd[2] = {{fds.signals, POLLIN, 0}, {fds.events, POLLIN, 0}};
+    int ready = 0;
     if (wait.count() > 0) {
-      timespec ts{static_cast<time_t>(wait.count() / 1'000'000'000), static_cast<long>(wait.count() % 1'000'000'000)};
-      sig = sigtimedwait(&sigs, nullptr, &ts);
+      const timespec ts{static_cast<time_t>(wait.count() / 1'000'000'000), static_cast<long>(wait.count() % 1'000'000'000)};
+      ready = ::ppoll(pfd, watch ? 2 : 1, &ts, nullptr);
     }
+    const int sig = ready > 0 && (pfd[0].revents & POLLIN) ? take_signal(fds.signals) : 0;
     if (sig == SIGTERM || sig == SIGINT) return false;
     if (sig == SIGHUP) {
       notifier.reloading();
@@ -179,11 +206,16 @@ bool wait_for_next_pass(const sigset_t& sigs, const Options& opts, Clock& clock,
       notifier.ready("configuration reloaded");
       continue;
     }
-    const auto now = clock.now();
-    if (schedule.pass_due(now)) return true;
-    if (schedule.ping_due(now)) {
+    if (ready > 0 && watch && (pfd[1].revents & POLLIN)) {
+      schedule.event_woken(clock.now());
+      collector.run_event_pass();
+      continue;
+    }
+    const auto after = clock.now();
+    if (schedule.pass_due(after)) return true;
+    if (schedule.ping_due(after)) {
       notifier.watchdog();
-      schedule.pinged(now);
+      schedule.pinged(after);
     }
   }
 }
@@ -233,15 +265,20 @@ class PassAftermath {
 
 int run_daemon(const Options& opts, config::Config cfg, const std::string& root, const cgroupfs::FdLimit& fds,
                const WebConfigFile* web_file, Clock& clock) {
-  // Signals are taken synchronously by this loop (sigtimedwait). They are
-  // blocked before any thread starts, so CivetWeb's workers inherit the mask
-  // and a SIGTERM can only ever be received here.
+  // Signals are taken synchronously by this loop (through a signalfd). They
+  // are blocked before any thread starts, so CivetWeb's workers inherit the
+  // mask and a SIGTERM can only ever be received here.
   sigset_t sigs;
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGTERM);
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  const sys::UniqueFd signals(::signalfd(-1, &sigs, SFD_CLOEXEC));
+  if (!signals.valid()) {
+    log_error(std::string("signalfd: ") + std::strerror(errno));
+    return 1;
+  }
 
   if (!opts.listen.empty()) cfg.web.listen = opts.listen;
   log_info(std::string("memcg-exporter ") + MEMCG_VERSION + " starting: root=" + root +
@@ -282,7 +319,8 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
   do {
     const PassReport report = collector.run_pass();
     after_pass(report, clock.now());
-  } while (wait_for_next_pass(sigs, opts, clock, schedule, notifier, collector, backend, *http));
+  } while (wait_for_next_pass({signals.get(), collector.events_fd()}, opts, clock, schedule, notifier, collector, backend,
+                              *http));
   notifier.stopping();
   log_info("shutting down");
   http.reset();

@@ -61,11 +61,11 @@ class MetricsEndpoint final : public Route {
                            cfg->metrics.identity_labels, cfg->metrics.profile,
                            cfg->collector.max_stat_reads_per_second > 0};
     };
-    const auto body = cache_.get(*snap, {snap->pass, cfg.get()}, ae && accepts_gzip(ae),
+    const auto body = cache_.get(*snap, {snap->publication, cfg.get()}, ae && accepts_gzip(ae),
                                  {[&](std::string& out) { render_identity(context(ProcessStats{}), out); },
                                   [&](std::string& out) { render_values(context(read_process_stats(fds_)), out); }});
     respond(c, 200, kTextFormat, *body.bytes, body.gzip ? "gzip" : "");
-    cache_.drop_before(b_.snapshot()->pass);  // superseded while we sent it: free it now
+    cache_.drop_before(b_.snapshot()->publication);  // superseded while we sent it: free it now
     release_freed_memory();
     b_.status().last_scrape_seconds.store(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     timespec cpu1{};

@@ -1,6 +1,9 @@
 #include "exporter/metrics.h"
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
+#include <unordered_set>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -22,6 +25,23 @@ using CV = CgroupView;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 double d(uint64_t v) { return static_cast<double>(v); }
+
+double to_unix_seconds(WallTime t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
+
+// memory.events keys every profile serves: a limit was hit or the OOM
+// killer ran. low (reclaimed under protection), oom_group_kill (also counted
+// in oom_kill) and sock_throttled are in the full profile.
+bool lean_event(size_t k) noexcept {
+  return k == parse::ev_high || k == parse::ev_max || k == parse::ev_oom || k == parse::ev_oom_kill;
+}
+
+// Every counter of a flat-keyed event file, the kernel's new keys included.
+template <size_t N>
+void counters(const parse::FlatKeyed<N>& v, const parse::KeyTable& table, SampleSink& s) {
+  for (size_t k = 0; k < N; ++k)
+    if (auto x = v.get(k)) s.add(d(*x), {{"event", table.name(k)}});
+  for (const auto& u : v.unknown) s.add(d(u.value), {{"event", u.name}});
+}
 
 // memory.stat keys of one kind that the cgroup's allowlist lets through.
 template <typename Fn>
@@ -94,8 +114,11 @@ const MetricDef kTable[] = {
   {"memcg_memory_swap_current_bytes", Profile::lean, MetricType::Gauge, "",
    "Swap used by the cgroup and its descendants (memory.swap.current), read every probe.",
    [](const CV& c, const Ctx&, Sink& s) { if (c.probe.swap) s.add(d(*c.probe.swap)); }},
-  {"memcg_memory_peak_bytes", Profile::standard, MetricType::Gauge, "",
-   "Highest memory.current recorded for the cgroup (memory.peak). Read with memory.stat when a probe saw usage move since its last read (a peak only rises with usage), else at least every collector.limits_max_age (60 s by default).",
+  {"memcg_memory_current_max_1m_bytes", Profile::standard, MetricType::Gauge, "",
+   "Highest memory.current the probes saw over the last minute (50-60 s, in 10 s buckets): the spike a scrape interval misses, short of what fell between two probes (memory.peak has those).",
+   [](const CV& c, const Ctx&, Sink& s) { if (c.probe.current_max) s.add(d(*c.probe.current_max)); }},
+  {"memcg_memory_peak_bytes", Profile::full, MetricType::Gauge, "",
+   "Highest memory.current recorded for the cgroup since it was created (memory.peak). Read with memory.stat when a probe saw usage move since its last read (a peak only rises with usage), else at least every collector.limits_max_age (60 s by default).",
    [](const CV& c, const Ctx&, Sink& s) { if (c.stat && c.stat->peak) s.add(d(*c.stat->peak)); }},
   {"memcg_memory_limit_bytes", Profile::lean, MetricType::Gauge, "limit",
    "Memory limits and protections that are set: memory.high, max, swap.max below max, memory.min, low above 0 (+Inf for max); absent = not set (the full profile shows every one, unlimited as +Inf). Read with memory.stat at most every collector.limits_max_age (60 s by default) and at once after a high, max or OOM event.",
@@ -126,12 +149,40 @@ const MetricDef kTable[] = {
        if (c.settings->stats.allows_unknown(u.name)) s.add(d(u.value), {{"stat", u.name}});
    }},
   {"memcg_memory_events_total", Profile::lean, MetricType::Counter, "event",
-   "memory.events counters high, max, oom, oom_kill (the full profile adds low and oom_group_kill), read when the kernel flags a change; zeros included, so the first event is an increase.",
+   "memory.events counters of the cgroup and its descendants: high, max, oom, oom_kill (the full profile adds low, oom_group_kill, sock_throttled where the kernel has it, and any key a newer kernel prints), read within milliseconds of the kernel flagging a change; zeros included, so the first event is an increase. Kept after the cgroup is removed (memcg_cgroup_removed_timestamp_seconds).",
    [](const CV& c, const Ctx& x, Sink& s) {
-     if (!c.probe.has_events) return;
+     if (!c.probe.events) return;
+     const auto& ev = c.probe.events->events;
      for (size_t k = 0; k < parse::ev_count; ++k)
-       if (x.profile == Profile::full || (k != parse::ev_low && k != parse::ev_oom_group_kill))
-         s.add(d(c.probe.events[k]), {{"event", parse::event_key_table().name(k)}});
+       if (x.profile == Profile::full || lean_event(k))
+         if (auto v = ev.get(k)) s.add(d(*v), {{"event", parse::event_key_table().name(k)}});
+     if (x.profile == Profile::full)
+       for (const auto& u : ev.unknown) s.add(d(u.value), {{"event", u.name}});
+   }},
+  {"memcg_memory_events_local_total", Profile::full, MetricType::Counter, "event",
+   "memory.events.local: the same counters for events of the cgroup itself, not of its descendants (in a leaf they equal memory.events). Read when memory.events changed; kept after removal.",
+   [](const CV& c, const Ctx&, Sink& s) {
+     if (c.probe.events && c.probe.events->local) counters(*c.probe.events->local, parse::event_key_table(), s);
+   }},
+  {"memcg_memory_swap_events_total", Profile::full, MetricType::Counter, "event",
+   "memory.swap.events: high (swap.high crossed), max (swap.max hit), fail (a swap allocation failed: swap full or swap.max). Read when the kernel flags a change, or with the limits where its descriptor did not fit the fd budget; kept after removal.",
+   [](const CV& c, const Ctx&, Sink& s) {
+     if (c.probe.events && c.probe.events->swap) counters(*c.probe.events->swap, parse::swap_event_key_table(), s);
+   }},
+  {"memcg_systemd_oomd_kills_total", Profile::lean, MetricType::Counter, "",
+   "Times systemd-oomd chose the cgroup and killed its processes (its user.oomd_ooms extended attribute); absent where oomd never acted. Read at the first probe, when usage fell to half, and with the limits; kept after removal.",
+   [](const CV& c, const Ctx&, Sink& s) {
+     if (c.probe.events && c.probe.events->oomd.ooms) s.add(d(*c.probe.events->oomd.ooms));
+   }},
+  {"memcg_systemd_oomd_killed_processes_total", Profile::lean, MetricType::Counter, "",
+   "Processes systemd-oomd killed in the cgroup (its user.oomd_kill extended attribute); absent where oomd never acted. Read as memcg_systemd_oomd_kills_total; kept after removal.",
+   [](const CV& c, const Ctx&, Sink& s) {
+     if (c.probe.events && c.probe.events->oomd.kills) s.add(d(*c.probe.events->oomd.kills));
+   }},
+  {"memcg_cgroup_removed_timestamp_seconds", Profile::lean, MetricType::Gauge, "",
+   "Unix time a cgroup was removed: present only for removed cgroups, whose info and event counters stay for metrics.removed_retention (2 min by default) so that increase() sees a kill that came just before the removal.",
+   [](const CV& c, const Ctx&, Sink& s) {
+     if (c.removed_at != WallTime{}) s.add(to_unix_seconds(c.removed_at));
    }},
   {"memcg_memory_pressure_stalled_seconds_total", Profile::standard, MetricType::Counter, "kind",
    "Time tasks stalled on memory (memory.pressure total): kind=some (at least one task) or full (all non-idle tasks). Read at every probe that saw usage or memory.events move, else at least every collector.limits_max_age (60 s by default).",
@@ -266,6 +317,18 @@ const MetricDef kTable[] = {
   {"memcg_exporter_cgroups_without_memory", Profile::lean, MetricType::Gauge, "",
    "Cgroup directories skipped because the memory controller is not enabled there.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.snap.cgroups_no_memory)); }},
+  {"memcg_exporter_event_wakeups_total", Profile::lean, MetricType::Counter, "",
+   "Times the collector woke between passes because the kernel flagged an event file (memory.events, memory.swap.events) of a collected cgroup; at most 10 a second.", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(d(x.snap.event_wakeups)); }},
+  {"memcg_exporter_event_wakeup_reads_total", Profile::lean, MetricType::Counter, "",
+   "Cgroups whose event files those wake-ups read.", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(d(x.snap.event_wakeup_reads)); }},
+  {"memcg_exporter_removed_cgroups", Profile::lean, MetricType::Gauge, "",
+   "Removed cgroups whose info and event counters are still served (metrics.removed_retention, at most metrics.removed_max).", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(x.snap.removed ? d(x.snap.removed->size()) : 0.0); }},
+  {"memcg_exporter_removed_dropped_total", Profile::lean, MetricType::Counter, "",
+   "Removed cgroups dropped before metrics.removed_retention ended because metrics.removed_max were kept already.", nullptr,
+   [](const Ctx& x, Sink& s) { s.add(d(x.snap.removed_dropped)); }},
   {"memcg_exporter_cgroups_events_polled", Profile::lean, MetricType::Gauge, "",
    "Cgroups whose memory.events is polled (read only when the kernel flags a change) rather than read every pass.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.snap.events_polled)); }},
@@ -552,10 +615,9 @@ std::array<std::span<const MetricDef>, 2> tables() noexcept { return {std::span<
 
 // The kubelet's labels of every cgroup, for the cadvisor profile: computed
 // once per scrape, then shared by its families.
-std::vector<CadvisorLabels> all_cadvisor_labels(const Snapshot& snap) {
+std::vector<CadvisorLabels> all_cadvisor_labels(const Snapshot& snap, const PodNames& pods) {
   std::vector<CadvisorLabels> out;
   out.reserve(snap.cgroups.size());
-  const PodNames pods = pod_names(snap);
   for (const auto& c : snap.cgroups) out.push_back(cadvisor_labels(snap, c, pods));
   return out;
 }
@@ -575,11 +637,48 @@ void cadvisor_key(const CadvisorLabels& l, bool compat, SampleSink::Labels& out)
     if (!v.empty()) out.emplace_back(k, v);
 }
 
+// The families a removed cgroup keeps (tombstones.h): what names it and
+// its counters; its gauges went with its memory.
+constexpr std::string_view kKeptAfterRemoval[] = {
+    "memcg_cgroup_info", "memcg_memory_events_total", "memcg_memory_events_local_total",
+    "memcg_memory_swap_events_total", "memcg_systemd_oomd_kills_total", "memcg_systemd_oomd_killed_processes_total",
+    "memcg_cgroup_removed_timestamp_seconds", "container_oom_events_total"};
+
+bool kept_after_removal(const MetricDef& def) noexcept {
+  return std::find(std::begin(kKeptAfterRemoval), std::end(kKeptAfterRemoval), def.name) != std::end(kKeptAfterRemoval);
+}
+
+// The removed cgroups a scrape serves, as indexes into snap.removed. The
+// cadvisor profile keys series by path: a removed cgroup whose path lives
+// again (a restarted unit), or was removed again later, would repeat a
+// series, so only the newest of a path that is not live is served there.
+std::vector<size_t> removed_served(const ScrapeContext& ctx) {
+  std::vector<size_t> out;
+  if (!ctx.snap.removed) return out;
+  const auto& removed = *ctx.snap.removed;
+  if (ctx.profile != Profile::cadvisor) {
+    for (size_t i = 0; i < removed.size(); ++i) out.push_back(i);
+    return out;
+  }
+  std::unordered_set<std::string_view> seen;
+  for (const auto& c : ctx.snap.cgroups) seen.insert(c.id->path);
+  for (size_t i = removed.size(); i-- > 0;)
+    if (seen.insert(removed[i].id->path).second) out.push_back(i);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
 template <typename MakeSink>
 void for_each_family(const ScrapeContext& ctx, MakeSink&& make, Families which = Families::all) {
   SampleSink::Labels labels;
   const bool cadvisor = ctx.profile == Profile::cadvisor;
-  const std::vector<CadvisorLabels> kubelet = cadvisor ? all_cadvisor_labels(ctx.snap) : std::vector<CadvisorLabels>{};
+  const std::vector<size_t> removed = removed_served(ctx);
+  std::vector<CadvisorLabels> kubelet, kubelet_removed;
+  if (cadvisor) {
+    const PodNames pods = pod_names(ctx.snap);
+    kubelet = all_cadvisor_labels(ctx.snap, pods);
+    for (size_t i : removed) kubelet_removed.push_back(cadvisor_labels(ctx.snap, (*ctx.snap.removed)[i], pods));
+  }
   for (auto table : tables())
     for (const auto& def : table) {
       if (!serves(def, ctx.profile)) continue;
@@ -594,13 +693,12 @@ void for_each_family(const ScrapeContext& ctx, MakeSink&& make, Families which =
       // The info metric carries the identity itself; other series get the
       // configured identity labels (empty values are left out, as Prometheus would).
       const bool extra = !ctx.identity_labels.empty() && def.name != "memcg_cgroup_info";
-      for (size_t i = 0; i < ctx.snap.cgroups.size(); ++i) {
-        const CgroupView& c = ctx.snap.cgroups[i];
-        if (cadvisor) {
-          cadvisor_key(kubelet[i], def.profile == Profile::cadvisor, labels);
+      const auto emit = [&](const CgroupView& c, const CadvisorLabels* kl) {
+        if (kl) {
+          cadvisor_key(*kl, def.profile == Profile::cadvisor, labels);
           sink->bind({}, &labels);
           def.per_cgroup(c, ctx, *sink);
-          continue;
+          return;
         }
         labels.clear();
         if (extra)
@@ -612,7 +710,11 @@ void for_each_family(const ScrapeContext& ctx, MakeSink&& make, Families which =
         const auto r = std::to_chars(id, id + sizeof id, c.id->inode);
         sink->bind(std::string_view(id, static_cast<size_t>(r.ptr - id)), extra ? &labels : nullptr);
         def.per_cgroup(c, ctx, *sink);
-      }
+      };
+      for (size_t i = 0; i < ctx.snap.cgroups.size(); ++i) emit(ctx.snap.cgroups[i], cadvisor ? &kubelet[i] : nullptr);
+      if (!kept_after_removal(def)) continue;
+      for (size_t j = 0; j < removed.size(); ++j)
+        emit((*ctx.snap.removed)[removed[j]], cadvisor ? &kubelet_removed[j] : nullptr);
     }
 }
 
@@ -658,6 +760,16 @@ void render_text(const ScrapeContext& ctx, std::string& out) { render(ctx, out, 
 void render_identity(const ScrapeContext& ctx, std::string& out) { render(ctx, out, Families::identity); }
 void render_values(const ScrapeContext& ctx, std::string& out) { render(ctx, out, Families::values); }
 
+// A block of every event counter present, for the series budget.
+std::shared_ptr<const MemoryEvents> every_event() {
+  auto ev = std::make_shared<MemoryEvents>();
+  for (size_t k = 0; k < parse::ev_count; ++k) ev->events.present.set(k);
+  ev->local = ev->events;
+  ev->swap.emplace();
+  for (size_t k = 0; k < parse::sev_count; ++k) ev->swap->present.set(k);
+  return ev;
+}
+
 SeriesBudget series_per_cgroup(const config::Settings& settings, Profile profile, bool read_budget) {
   // Two synthetic cgroups with every probed file present and every key of
   // the allowlist printed by the kernel: one with no limit set and only
@@ -674,9 +786,10 @@ SeriesBudget series_per_cgroup(const config::Settings& settings, Profile profile
     for (size_t k = 0; k < lim_count; ++k) rec->limits[k] = parse::SingleValue{most ? 1u : 0u, !most && k >= lim_high};
     rec->peak = 1;
     CgroupView v{id.get(), shared.get(), {}, rec};
-    v.probe.current = v.probe.swap = 1;
+    v.probe.current = v.probe.swap = v.probe.current_max = 1;
     v.probe.current_rate = 0;
-    v.probe.has_events = v.probe.has_psi = true;
+    v.probe.has_psi = true;
+    v.probe.events = every_event();
     v.probe.psi.some.present = v.probe.psi.full.present = true;
     v.reads[static_cast<size_t>(cache::ReadReason::initial)] = 1;
     v.reads[static_cast<size_t>(cache::ReadReason::max_age)] = 1;

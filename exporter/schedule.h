@@ -4,6 +4,7 @@
 // only sleeps until wake_at().
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 
@@ -41,6 +42,16 @@ class PassSchedule {
   bool ping_due(TimePoint now) const noexcept { return watchdog_ && now >= last_ping_ + *watchdog_ / 2; }
   void pinged(TimePoint now) noexcept { last_ping_ = now; }
 
+  // Event wake-ups between passes (the kernel flagged an event file): at
+  // most one every kEventSpacing. A cgroup held at memory.high raises
+  // memory.events up to every 10 ms (the kernel's own notification limit,
+  // CGROUP_FILE_NOTIFY_MIN_INTV) and must not keep the collector awake;
+  // 100 ms keeps an OOM kill well within a second of being counted.
+  static constexpr Duration kEventSpacing = std::chrono::milliseconds(100);
+  bool events_watched(TimePoint now) const noexcept { return now >= last_event_ + kEventSpacing; }
+  TimePoint events_watched_at() const noexcept { return last_event_ + kEventSpacing; }
+  void event_woken(TimePoint now) noexcept { last_event_ = now; }
+
   // A reload may change the probe interval: from the next pass on.
   void set_interval(Duration interval) noexcept { interval_ = interval; }
 
@@ -50,7 +61,7 @@ class PassSchedule {
  private:
   Duration interval_;
   std::optional<Duration> watchdog_;
-  TimePoint next_, last_ping_;
+  TimePoint next_, last_ping_, last_event_{};
   uint64_t fell_behind_ = 0;
 };
 

@@ -28,7 +28,8 @@ namespace memcg::exporter {
 class ScrapeCache {
  public:
   // What a body depends on besides the scrape's own timing: the snapshot
-  // (by pass number) and the configuration in force (profile, labels).
+  // (by publication: passes and event wake-ups) and the configuration in
+  // force (profile, labels).
   struct Key {
     uint64_t pass = 0;
     const void* config = nullptr;
@@ -48,7 +49,7 @@ class ScrapeCache {
   // `gzip`. `render` is called only for what no earlier call built.
   Body get(const Snapshot& snap, Key key, bool gzip, const Render& render);
 
-  // Forgets a body built for a pass before `pass`, so a superseded body is
+  // Forgets a body built for a publication before `pass`, so a superseded body is
   // not kept until the next scrape.
   void drop_before(uint64_t pass);
 

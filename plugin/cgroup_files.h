@@ -11,16 +11,21 @@
 
 namespace memcg {
 
-enum class FileKind : unsigned char { stat, current, swap_current, events, pressure, peak, min, low, high, max, swap_max };
-inline constexpr size_t kFileKindCount = 11;
+enum class FileKind : unsigned char {
+  stat, current, swap_current, events, pressure, peak, min, low, high, max, swap_max, events_local, swap_events
+};
+inline constexpr size_t kFileKindCount = 13;
 
 enum class FileAccess : unsigned char {
   kept,  // opened at discovery, re-read with one pread per use
-  // Read with memory.stat at most every limits_max_age (they change rarely).
-  // Kept open like the others while the fd budget has room for them after
-  // every cgroup's kept files (five kernfs opens and closes per limits read
-  // were the largest part of a re-read in the VM: docs/performance.md, memcg-cost);
-  // otherwise opened, read and closed each time.
+  // Files read rarely: the limits with memory.stat at most every
+  // limits_max_age, memory.events.local when memory.events changed,
+  // memory.swap.events when the kernel flags it. Kept open like the others
+  // while the fd budget has room for them after every cgroup's kept files
+  // (five kernfs opens and closes per limits read were the largest part of a
+  // re-read in the VM: docs/performance.md, memcg-cost); otherwise opened,
+  // read and closed each time (and memory.swap.events, unpolled, read with
+  // the limits).
   kept_if_room,
 };
 
@@ -43,7 +48,16 @@ inline constexpr std::array<CgroupFile, kFileKindCount> kCgroupFiles = {{
     {FileKind::high, "memory.high", FileAccess::kept_if_room},
     {FileKind::max, "memory.max", FileAccess::kept_if_room},
     {FileKind::swap_max, "memory.swap.max", FileAccess::kept_if_room},
+    {FileKind::events_local, "memory.events.local", FileAccess::kept_if_room},
+    {FileKind::swap_events, "memory.swap.events", FileAccess::kept_if_room},
 }};
+
+// Row i describes FileKind i: the reader and the error counters index the table by kind.
+static_assert([] {
+  for (size_t i = 0; i < kCgroupFiles.size(); ++i)
+    if (static_cast<size_t>(kCgroupFiles[i].kind) != i) return false;
+  return true;
+}());
 
 // Descriptors a collected cgroup holds: at least its directory (the limit
 // files are opened relative to it when not kept) and every kept file, at

@@ -4,6 +4,7 @@
 
 #include "plugin/cache/rates.h"  // the probe's memory.current rate
 #include "plugin/cgroupfs/kept_file.h"
+#include "plugin/cgroupfs/oomd_xattr.h"
 #include "plugin/parse/psi.h"
 #include "plugin/parse/single_value.h"
 
@@ -18,6 +19,13 @@ constexpr parse::EventKey kNotableEvents[] = {parse::ev_high, parse::ev_max, par
 
 constexpr FileKind kLimitKinds[lim_count] = {FileKind::min, FileKind::low, FileKind::high, FileKind::max,
                                               FileKind::swap_max};
+
+// A kill frees most of a cgroup's memory: the probe that sees usage fall to
+// half or less of the previous one (from at least 1 MiB) looks for
+// systemd-oomd's record of it, which no kernel event announces.
+bool fell_by_half(bool had, uint64_t prev, const std::optional<uint64_t>& now) noexcept {
+  return had && now && prev >= (1u << 20) && *now <= prev / 2;
+}
 
 int64_t signed_diff(uint64_t cur, uint64_t prev) noexcept {
   return cur >= prev ? static_cast<int64_t>(cur - prev) : -static_cast<int64_t>(prev - cur);
@@ -39,7 +47,7 @@ CgroupReader::FileRead CgroupReader::read(const CgroupEntry& e, FileKind kind, s
 }
 
 CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, TimePoint now, bool host_swap, bool events_flagged,
-                                        PassReport& report) {
+                                        bool swap_flagged, PassReport& report) {
   Probe out;
   // Updated in place: a quiet cgroup's events and PSI totals stay where they
   // are instead of being copied into a new ProbeValues every pass.
@@ -72,27 +80,23 @@ CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, TimePoint now, bool host
     out.gone = true;
     return out;
   }
-  // memory.events: every pass, or, when polled, only after the kernel flagged a change.
-  bool events_changed = false;
-  if (first || !e.events_polled || events_flagged) {
-    const FileRead r = read(e, FileKind::events, report);
-    if (r.status == Status::gone) {
-      out.gone = true;
-      return out;
-    }
-    std::array<uint64_t, parse::ev_count> events{};
-    const bool had_events = p.has_events;
-    p.has_events = r.status == Status::ok;
-    if (p.has_events) {
-      auto pr = parse::parse_flat_keyed(r.text, parse::event_key_table(), events_layout_, events_scratch_.out());
-      parse_error(FileKind::events, pr.malformed);
-      for (size_t k = 0; k < parse::ev_count; ++k) events[k] = events_scratch_.get(k).value_or(0);
-    }
-    if (!first && had_events && p.has_events)
-      for (auto k : kNotableEvents) out.events_moved = out.events_moved || events[k] != p.events[k];
-    events_changed = events != p.events;
-    p.events = events;
+  p.current_max.reset();
+  if (p.current) {
+    e.current_max.observe(now, *p.current);
+    p.current_max = e.current_max.max(now);
   }
+  // memory.events: every pass, or, when polled, only after the kernel
+  // flagged a change (or an event wake-up read it since the last pass).
+  const EventsRead ev = read_events(e, {.events = !e.events_polled || events_flagged, .swap = swap_flagged,
+                                        .oomd = first || fell_by_half(had_current, prev_current, p.current)},
+                                    now, report);
+  if (ev.gone) {
+    out.gone = true;
+    return out;
+  }
+  out.events_moved = ev.notable || e.events_notable_owed;
+  const bool events_changed = ev.changed || e.events_changed_owed;
+  e.events_notable_owed = e.events_changed_owed = false;
   // memory.pressure: when the cgroup moved (current, swap or events changed);
   // otherwise the totals are kept and refreshed with a later memory.stat read,
   // so they are never older than limits_max_age.
@@ -119,6 +123,70 @@ CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, TimePoint now, bool host
     out.delta.current = signed_diff(*p.current, prev_current);
     if (had_swap && p.swap) out.delta.swap = signed_diff(*p.swap, prev_swap);
     if (now > prev_at) p.current_rate = cache::gauge_rate(prev_current, *p.current, now - prev_at);
+  }
+  return out;
+}
+
+CgroupReader::EventsRead CgroupReader::read_events(CgroupEntry& e, EventFiles which, TimePoint now,
+                                                  PassReport& report) {
+  EventsRead out;
+  const bool first = !e.has_probe;
+  const MemoryEvents* cur = e.probe.events.get();
+  std::shared_ptr<MemoryEvents> next;  // made at the first change: a quiet read allocates nothing
+  const auto change = [&]() -> MemoryEvents& {
+    if (!next) next = cur ? std::make_shared<MemoryEvents>(*cur) : std::make_shared<MemoryEvents>();
+    return *next;
+  };
+  if (which.events || first) {
+    const FileRead r = read(e, FileKind::events, report);
+    if (r.status == Status::gone) return {.gone = true};
+    if (r.status == Status::ok) {
+      parse_error(FileKind::events, parse::parse_flat_keyed(r.text, parse::event_key_table(), events_layout_,
+                                                            events_scratch_.out()).malformed);
+      if (!cur || !(events_scratch_ == cur->events)) {
+        if (cur)
+          for (auto k : kNotableEvents) out.notable = out.notable || events_scratch_.get(k) != cur->events.get(k);
+        change().events = events_scratch_;
+        // The kernel raises memory.events.local with memory.events (of this
+        // cgroup's own events; an ancestor's changes on a descendant's too).
+        // Opened by name where its fd did not fit: ENOENT then means "no such
+        // file here" as often as "gone" (memory.events, read above, says which).
+        const FileRead l = read(e, FileKind::events_local, report);
+        if (l.status == Status::ok) {
+          parse::EventValues local;
+          parse_error(FileKind::events_local,
+                      parse::parse_flat_keyed(l.text, parse::event_key_table(), local_layout_, local.out()).malformed);
+          next->local = std::move(local);
+        }
+      }
+    }
+  }
+  if (which.swap || first) {
+    const FileRead r = read(e, FileKind::swap_events, report);  // ENOENT: no swap accounting, as above
+    if (r.status == Status::ok) {
+      parse::SwapEventValues swap;
+      parse_error(FileKind::swap_events,
+                  parse::parse_flat_keyed(r.text, parse::swap_event_key_table(), swap_layout_, swap.out()).malformed);
+      if (!cur || !cur->swap || !(swap == *cur->swap)) change().swap = std::move(swap);
+    }
+  }
+  if (which.oomd && e.dir.valid()) {
+    const cgroupfs::OomdXattrs x = cgroupfs::read_oomd_xattrs(io_, e.dir.get());
+    if (x.error != 0 && x.error != EINVAL) {
+      ++counters_.read_errors[static_cast<size_t>(FileKind::events)];
+      report.add_error({"getxattr user.oomd_*", cgroup_dir(root_, e.id->path), x.error});
+    }
+    if (x.error == EINVAL) parse_error(FileKind::events);
+    const OomdCounts oomd{x.ooms, x.kills};
+    if (!(oomd == (cur ? cur->oomd : OomdCounts{}))) {
+      out.notable = out.notable || cur != nullptr;
+      change().oomd = oomd;
+    }
+  }
+  if (next) {
+    next->read_at = now;
+    e.probe.events = std::move(next);
+    out.changed = true;
   }
   return out;
 }

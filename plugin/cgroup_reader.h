@@ -18,6 +18,7 @@
 #include "plugin/cgroup_table.h"
 #include "plugin/cgroupfs/file_io.h"
 #include "plugin/clock.h"
+#include "plugin/parse/event_keys.h"
 #include "plugin/parse/flat_keyed.h"
 #include "plugin/parse/stat_keys.h"
 #include "plugin/pass_report.h"
@@ -38,8 +39,25 @@ class CgroupReader {
   // Reads the cheap files into e.probe, in place (a quiet cgroup's events
   // and PSI totals are not copied every pass); the caller sets has_probe.
   // `host_swap`: the host has swap space (else a swap of 0 stays 0 and is not
-  // re-read); `events_flagged`: the kernel flagged memory.events (when polled).
-  Probe probe(CgroupEntry& e, TimePoint now, bool host_swap, bool events_flagged, PassReport& report);
+  // re-read); `events_flagged`, `swap_flagged`: the kernel flagged
+  // memory.events, memory.swap.events (when polled).
+  Probe probe(CgroupEntry& e, TimePoint now, bool host_swap, bool events_flagged, bool swap_flagged,
+              PassReport& report);
+
+  // The event counters (memory_events.h), into e.probe.events: a new block
+  // when one changed, the old one shared otherwise. memory.events when
+  // `events` (and memory.events.local when it changed), memory.swap.events
+  // when `swap`, systemd-oomd's xattrs when `oomd`; all of them at a
+  // cgroup's first probe.
+  struct EventFiles {
+    bool events = false, swap = false, oomd = false;
+  };
+  struct EventsRead {
+    bool gone = false;
+    bool changed = false;  // a counter changed since the last read (or this is the first)
+    bool notable = false;  // high, max, oom, oom_kill, oom_group_kill or an oomd kill moved
+  };
+  EventsRead read_events(CgroupEntry& e, EventFiles which, TimePoint now, PassReport& report);
 
   // memory.stat of up to kStatBatch cgroups, read back to back: each read
   // timed by the monotonic clock (the vDSO), the batch by two readings of the
@@ -94,7 +112,7 @@ class CgroupReader {
   // Reused between reads so the steady state allocates nothing per cgroup.
   std::string buf_;
   std::array<std::string, kStatBatch> stat_bufs_;  // one per memory.stat of a batch
-  parse::LayoutCache stat_layout_, events_layout_;  // one kernel, one key order
+  parse::LayoutCache stat_layout_, events_layout_, local_layout_, swap_layout_;  // one kernel, one key order
   parse::StatValues stat_scratch_;
   parse::EventValues events_scratch_;
 };

@@ -27,11 +27,15 @@ uint64_t fds_of(const CgroupEntry& e) noexcept {
 
 }  // namespace
 
-CgroupTable::CgroupTable() : epoll_(::epoll_create1(EPOLL_CLOEXEC)) {}
+CgroupTable::CgroupTable() : poller_(cgroupfs::make_epoll_poller()) {}
 
 CgroupTable::~CgroupTable() {
-  entries_.clear();  // their fds leave the epoll set as they close, before epoll_ itself
+  // Their fds leave the epoll set as they close, before the set itself.
+  entries_.clear();
+  departed_.clear();
 }
+
+void CgroupTable::set_event_poller(std::unique_ptr<cgroupfs::EventPoller> poller) { poller_ = std::move(poller); }
 
 int CgroupTable::open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, bool keep_limits,
                             PassReport& report, Counters& counters) {
@@ -81,10 +85,11 @@ size_t CgroupTable::close_limits(CgroupEntry& e) noexcept {
   for (const CgroupFile& file : kCgroupFiles) {
     auto& fd = e.files[static_cast<size_t>(file.kind)];
     if (file.access == FileAccess::kept_if_room && fd.valid()) {
-      fd.reset();
+      fd.reset();  // closing it takes it out of the epoll set too
       ++closed;
     }
   }
+  e.swap_events_polled = false;  // read with the limits from now on
   return closed;
 }
 
@@ -172,15 +177,16 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
   // their own kept fds say when they are really gone.
   size_t removed = 0;
   for (size_t i = 0; i < entries_.size(); ++i) {
-    if (taken[i] || entries_[i].gone) {
-      removed += taken[i] ? 0u : 1u;
-      continue;
-    }
+    if (taken[i]) continue;
     const auto& path = entries_[i].id->path;
-    const bool unseen = std::any_of(found.unknown.begin(), found.unknown.end(),
-                                    [&](const cgroupfs::Unknown& u) { return u.covers(path); });
-    if (unseen) next.push_back(std::move(entries_[i]));
-    else ++removed;
+    const bool unseen = !entries_[i].gone && std::any_of(found.unknown.begin(), found.unknown.end(),
+                                                         [&](const cgroupfs::Unknown& u) { return u.covers(path); });
+    if (unseen) {
+      next.push_back(std::move(entries_[i]));
+    } else {
+      departed_.push_back(std::move(entries_[i]));
+      ++removed;
+    }
   }
   report.removed += removed;
 
@@ -198,7 +204,7 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
   left_out_ = {};
   bool exhausted = false;
   // Where shedding limit fds goes on, from the last entry down: once room
-  // ran short, nothing added after holds limit fds (room for all twelve
+  // ran short, nothing added after holds limit fds (room for all fourteen
   // does not come back within the rescan), so each entry is visited once.
   size_t shed_from = SIZE_MAX;
   for (size_t i : fresh) {
@@ -231,12 +237,8 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
     // (memcg_memory_event -> cgroup_file_notify): with the fd in the epoll
     // set the file is read only when it changed. Regular files (fixture
     // trees) cannot be polled (EPERM) and are read every pass instead.
-    if (const auto& events = e.file(FileKind::events); events.valid() && epoll_.valid()) {
-      epoll_event ev{};
-      ev.events = EPOLLPRI;
-      ev.data.fd = events.get();
-      e.events_polled = ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, events.get(), &ev) == 0;
-    }
+    e.events_polled = watch(e.file(FileKind::events));
+    e.swap_events_polled = watch(e.file(FileKind::swap_events));
     open_fds_ += fds_of(e);
     next.push_back(std::move(e));
     ++report.added;
@@ -313,30 +315,30 @@ void CgroupTable::link_parents() {
   }
 }
 
-void CgroupTable::poll_events() {
+bool CgroupTable::watch(const sys::UniqueFd& fd) noexcept { return fd.valid() && poller_->add(fd.get()); }
+
+bool CgroupTable::poll_events() {
   std::fill(ready_.begin(), ready_.end(), 0);
-  // One bounded call: the set is level-triggered, so a flagged fd stays
-  // ready until it is read, and calling again until the result is short would
-  // return the same fds forever (kernfs flags every memory.events right after
-  // open when events happened since boot). Room for every cgroup; anything
-  // not consumed now is still ready next pass.
-  if (!epoll_.valid() || entries_.empty()) return;
-  epoll_events_.resize(entries_.size());
-  const int got = ::epoll_wait(epoll_.get(), epoll_events_.data(), static_cast<int>(epoll_events_.size()), 0);
-  for (int i = 0; i < got; ++i) {
-    const auto fd = static_cast<size_t>(epoll_events_[static_cast<size_t>(i)].data.fd);
+  if (entries_.empty()) return false;
+  flagged_.resize(2 * entries_.size());  // room for memory.events and memory.swap.events of each
+  const size_t got = poller_->flagged(flagged_);
+  for (size_t i = 0; i < got; ++i) {
+    const auto fd = static_cast<size_t>(flagged_[i]);
     if (fd >= ready_.size()) ready_.resize(fd + 1024, 0);
     ready_[fd] = 1;
   }
+  return got > 0;
 }
 
-bool CgroupTable::events_flagged(const CgroupEntry& e) const noexcept {
-  const int fd = e.file(FileKind::events).get();
+bool CgroupTable::flagged(const CgroupEntry& e, FileKind kind) const noexcept {
+  const int fd = e.file(kind).get();
   return fd >= 0 && static_cast<size_t>(fd) < ready_.size() && ready_[static_cast<size_t>(fd)];
 }
 
 void CgroupTable::erase_gone(PassReport& report) {
   const size_t before = entries_.size();
+  for (auto& e : entries_)
+    if (e.gone) departed_.push_back(std::move(e));
   std::erase_if(entries_, [](const CgroupEntry& e) { return e.gone; });
   if (entries_.size() == before) return;
   ++generation_;

@@ -5,17 +5,18 @@
 // cgroup (path and inode) does.
 #pragma once
 
-#include <sys/epoll.h>
-
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/config.h"
+#include "plugin/cache/window_max.h"
 #include "plugin/cgroup_files.h"
+#include "plugin/cgroupfs/event_poller.h"
 #include "plugin/cgroupfs/file_io.h"
 #include "plugin/cgroupfs/walk.h"
 #include "plugin/pass_report.h"
@@ -33,6 +34,7 @@ struct CgroupEntry {
 
   bool has_probe = false;
   ProbeValues probe;
+  cache::WindowMax current_max;  // memory.current as probed, the last minute's highest
   uint64_t pending = 0;
   std::shared_ptr<const StatRecord> record;
   std::array<uint64_t, cache::kReadReasonCount> reads{};
@@ -41,6 +43,10 @@ struct CgroupEntry {
   uint64_t max_age_violations = 0;  // passes a due max_age read was deferred past max_age by the budget
   bool first_refresh = true;        // the refresh phase applies until the first read after the initial one
   bool events_polled = false;       // memory.events is in the epoll set: read only when flagged
+  bool swap_events_polled = false;  // likewise memory.swap.events (else read with the limits)
+  // Read between passes by an event wake-up (Collector::run_event_pass):
+  // what the next pass's probe would have learnt from reading them itself.
+  bool events_changed_owed = false, events_notable_owed = false;
   bool forced = false;
   bool moved_since_peak = true;     // a probe saw usage or events change since memory.peak was read
   bool gone = false;
@@ -74,11 +80,21 @@ class CgroupTable {
   void set_fd_budget(uint64_t max_fds) noexcept { fd_budget_ = max_fds; }
   // The reads a rescan makes instead of walking go through `io` (tests fail them).
   void set_io(cgroupfs::FileIo& io) noexcept { io_ = &io; }
-  // Which polled memory.events the kernel flagged since the last call.
-  void poll_events();
-  bool events_flagged(const CgroupEntry& e) const noexcept;
+  // Which polled event files the kernel flagged since the last call: true
+  // when any was.
+  bool poll_events();
+  // Whether the kernel flagged `kind` (FileKind::events or swap_events) of `e`.
+  bool flagged(const CgroupEntry& e, FileKind kind) const noexcept;
+  // The epoll set of every polled event file: readable when the kernel
+  // flagged one (the daemon waits on it between passes), -1 if none.
+  int events_fd() const noexcept { return poller_->fd(); }
+  // Tests flag files by hand (event_poller.h); before the first rescan.
+  void set_event_poller(std::unique_ptr<cgroupfs::EventPoller> poller);
   // Drops the cgroups found gone during the pass.
   void erase_gone(PassReport& report);
+  // The cgroups dropped since the last call (gone, or not found by a walk),
+  // with their last values: the collector keeps their counters a while.
+  std::vector<CgroupEntry> take_departed() noexcept { return std::exchange(departed_, {}); }
   // A cgroup went away in a pass whose rescan skipped the walk: walk at the
   // next pass rather than at the next rescan_interval.
   bool walk_owed() const noexcept { return walk_owed_; }
@@ -97,6 +113,9 @@ class CgroupTable {
 
  private:
   void link_parents();
+  // Adds a kept event file to the epoll set: false where it cannot be polled
+  // (regular files of fixture trees: EPERM), which is then read every pass.
+  bool watch(const sys::UniqueFd& fd) noexcept;
   // The root's live descendants (cgroup.stat), or nullopt if unreadable.
   std::optional<uint64_t> read_descendants() noexcept;
   // The directories without the controller and their subtrees, or nullopt
@@ -116,6 +135,7 @@ class CgroupTable {
   cgroupfs::Walker walker_;           // remembers listings: rescans list only changed directories
   uint64_t generation_ = 0;
   std::vector<CgroupEntry> entries_;  // pre-order by path
+  std::vector<CgroupEntry> departed_;  // dropped, not yet taken
   std::vector<int> parents_;
   bool root_ok_ = true;
   uint64_t limited_ = 0, no_memory_ = 0;
@@ -139,9 +159,9 @@ class CgroupTable {
   std::vector<Watched> watched_;
   cgroupfs::FileIo* io_ = &cgroupfs::FileIo::system();
   std::string scratch_;  // read_kept's buffer for the cgroup.stat and cgroup.controllers reads
-  sys::UniqueFd epoll_;               // memory.events fds that the kernel flags on change
-  std::vector<unsigned char> ready_;  // by fd: flagged since the last pass
-  std::vector<epoll_event> epoll_events_;
+  std::unique_ptr<cgroupfs::EventPoller> poller_;  // the kept event files, flagged by the kernel on change
+  std::vector<unsigned char> ready_;  // by fd: flagged at the last poll_events
+  std::vector<int> flagged_;
 };
 
 // The directory of a cgroup path under root ("/" is the root itself).

@@ -97,6 +97,13 @@ void Collector::apply_read(CgroupEntry& e, cache::ReadReason reason, const Cgrou
     e.probe.psi_at = now;
   }
   if (take.peak) e.moved_since_peak = false;
+  // With the limits: systemd-oomd's record, and memory.swap.events where
+  // the kernel's flag cannot be watched (its fd did not fit the budget).
+  if (take.limits) {
+    const auto ev = reader_.read_events(e, {.swap = !e.swap_events_polled, .oomd = true}, now, report);
+    if (ev.gone) e.gone = true;
+    e.events_changed_owed = e.events_changed_owed || ev.changed;
+  }
   e.first_refresh = reason == cache::ReadReason::initial;
   e.record = std::move(r.record);
   e.pending = 0;
@@ -154,7 +161,8 @@ PassReport Collector::run_pass() {
   moved_.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     CgroupEntry& e = entries[i];
-    CgroupReader::Probe p = reader_.probe(e, now, host_swap, table_.events_flagged(e), report);
+    CgroupReader::Probe p = reader_.probe(e, now, host_swap, table_.flagged(e, FileKind::events),
+                                          table_.flagged(e, FileKind::swap_events), report);
     deltas_[i] = p.delta;
     moved_[i] = p.events_moved;
     if (p.gone) {
@@ -173,12 +181,53 @@ PassReport Collector::run_pass() {
   counters_.read_cpu += cpu3 - cpu2;   // memory.stat reads with peak, pressure and limits
 
   table_.erase_gone(report);
+  bury_departed(now);
   if (table_.walk_owed()) need_rescan_ = true;
   report.root_ok = table_.root_ok();
   report.limited = table_.limited();
   report.left_out = table_.left_out();
   publish(now, cpu3);
   return report;
+}
+
+void Collector::bury_departed(TimePoint now) {
+  for (const CgroupEntry& e : table_.take_departed()) {
+    const auto records = identity_.records();
+    const runtime::ContainerRecord* r =
+        records ? runtime::record_for(*records, e.id->identity.container_id, e.id->path) : nullptr;
+    tombstones_.bury(e, r, now, pass_wall_ + std::chrono::duration_cast<WallTime::duration>(clock_.now() - now));
+  }
+  tombstones_.expire(now, config_.metrics.removed_retention, config_.metrics.removed_max);
+}
+
+bool Collector::run_event_pass() {
+  const TimePoint now = clock_.now();
+  const Duration cpu0 = clock_.thread_cpu();
+  ++counters_.event_wakeups;
+  PassReport report;
+  bool changed = false;
+  if (table_.poll_events()) {
+    for (CgroupEntry& e : table_.entries()) {
+      const bool events = e.events_polled && table_.flagged(e, FileKind::events);
+      const bool swap = e.swap_events_polled && table_.flagged(e, FileKind::swap_events);
+      if (!e.has_probe || (!events && !swap)) continue;
+      ++counters_.event_wakeup_reads;
+      const auto ev = reader_.read_events(e, {.events = events, .swap = swap}, now, report);
+      // A cgroup gone now leaves at once: its events fd would stay flagged.
+      e.gone = e.gone || ev.gone;
+      e.events_changed_owed = e.events_changed_owed || ev.changed;
+      e.events_notable_owed = e.events_notable_owed || ev.notable;
+      changed = changed || ev.changed || ev.gone;
+    }
+  }
+  if (changed) {
+    pass_wall_ = clock_.wall();
+    table_.erase_gone(report);
+    bury_departed(now);
+  }
+  counters_.probe_cpu += clock_.thread_cpu() - cpu0;
+  if (changed) republish();
+  return changed;
 }
 
 void Collector::decide(TimePoint now, PassReport& report) {
@@ -261,61 +310,90 @@ std::shared_ptr<const Roster> Collector::shared_roster() {
   return roster_;
 }
 
+// Everything a snapshot shows but the pass's own timing.
+void Collector::fill(Snapshot& snap) {
+  snap.publication = ++publications_;
+  snap.taken_at_wall = clock_.wall();
+  snap.last_rescan_wall = last_good_rescan_wall_;
+  snap.root_ok = table_.root_ok();
+  snap.root = root_;
+  const auto& entries = table_.entries();
+  snap.roster = shared_roster();
+  snap.cgroups.reserve(entries.size());
+  for (const auto& e : entries) snap.events_polled += e.events_polled ? 1u : 0u;
+  for (const auto& e : entries)
+    snap.cgroups.push_back(CgroupView{e.id.get(), e.settings.get(), e.probe, e.record, e.pending, e.reads, e.skips,
+                                      e.read_wall, e.read_cpu, e.max_age_violations});
+  snap.removed = tombstones_.views();
+  snap.removed_dropped = tombstones_.dropped();
+  snap.cgroups_limited = table_.limited();
+  snap.cgroups_no_memory = table_.no_memory();
+  snap.rescan_cpu = counters_.rescan_cpu;
+  snap.read_cpu = counters_.read_cpu;
+  snap.left_out = table_.left_out();
+  snap.cgroup_fds = table_.open_fds();
+  snap.cgroup_fd_budget = table_.fd_budget();
+  snap.read_errors = counters_.read_errors;
+  snap.parse_errors = counters_.parse_errors;
+  snap.reads = counters_.reads;
+  snap.skips = counters_.skips;
+  snap.reads_deferred = counters_.deferred;
+  snap.rescans_walked = counters_.rescans_walked;
+  snap.rescans_counted = counters_.rescans_counted;
+  snap.event_wakeups = counters_.event_wakeups;
+  snap.event_wakeup_reads = counters_.event_wakeup_reads;
+  // Built once per configuration and shared by its snapshots: a pass
+  // allocates nothing per rule.
+  if (!rules_) rules_ = std::make_shared<const std::vector<std::shared_ptr<const config::Settings>>>(config_.resolved());
+  snap.rules = rules_;
+  snap.stat_read_seconds = counters_.read_seconds;
+  snap.pass_seconds = counters_.pass_seconds;
+  snap.records = identity_.records();
+  snap.engines = identity_.engine_stats();
+  snap.containerd = identity_.containerd_stats();
+}
+
 void Collector::publish(TimePoint started, Duration probe_from) {
   auto snap = std::make_shared<Snapshot>();
   snap->pass = ++passes_;
   snap->taken_at = started;
-  snap->taken_at_wall = clock_.wall();
-  snap->last_rescan_wall = last_good_rescan_wall_;
-  snap->root_ok = table_.root_ok();
-  snap->root = root_;
-  const auto& entries = table_.entries();
-  snap->roster = shared_roster();
-  snap->cgroups.reserve(entries.size());
-  for (const auto& e : entries) snap->events_polled += e.events_polled ? 1u : 0u;
-  for (const auto& e : entries)
-    snap->cgroups.push_back(CgroupView{e.id.get(), e.settings.get(), e.probe, e.record, e.pending, e.reads, e.skips,
-                                       e.read_wall, e.read_cpu, e.max_age_violations});
-  snap->cgroups_limited = table_.limited();
-  snap->cgroups_no_memory = table_.no_memory();
-  snap->rescan_cpu = counters_.rescan_cpu;
-  snap->read_cpu = counters_.read_cpu;
-  snap->left_out = table_.left_out();
-  snap->cgroup_fds = table_.open_fds();
-  snap->cgroup_fd_budget = table_.fd_budget();
-  snap->read_errors = counters_.read_errors;
-  snap->parse_errors = counters_.parse_errors;
-  snap->reads = counters_.reads;
-  snap->skips = counters_.skips;
-  snap->reads_deferred = counters_.deferred;
-  snap->rescans_walked = counters_.rescans_walked;
-  snap->rescans_counted = counters_.rescans_counted;
-  // Built once per configuration and shared by its snapshots: a pass
-  // allocates nothing per rule.
-  if (!rules_) rules_ = std::make_shared<const std::vector<std::shared_ptr<const config::Settings>>>(config_.resolved());
-  snap->rules = rules_;
-  snap->stat_read_seconds = counters_.read_seconds;
+  fill(*snap);
   snap->pass_duration = clock_.now() - started;
   counters_.pass_seconds.observe(to_seconds(snap->pass_duration));
   snap->pass_seconds = counters_.pass_seconds;
-  snap->records = identity_.records();
-  snap->engines = identity_.engine_stats();
-  snap->containerd = identity_.containerd_stats();
   // The probe phase runs to here: dropping the gone and building a snapshot
   // of every cgroup are the pass's own work too (left out, they were part
   // of the "rest" of process_cpu_seconds_total the phases should explain).
   const Duration built = clock_.thread_cpu();
   counters_.probe_cpu += built - probe_from;
   snap->probe_cpu = counters_.probe_cpu;
-  std::shared_ptr<const Snapshot> next = std::move(snap);
+  store(std::move(snap));
+  // The previous snapshot was released in store(), outside the lock; that
+  // is probe work as well, counted in the next snapshot.
+  counters_.probe_cpu += clock_.thread_cpu() - built;
+}
+
+// After an event wake-up: the last pass's snapshot with the event counters
+// (and the cgroups gone, the tombstones) as they are now.
+void Collector::republish() {
+  const Duration cpu0 = clock_.thread_cpu();
+  const std::shared_ptr<const Snapshot> prev = latest();
+  auto snap = std::make_shared<Snapshot>();
+  snap->pass = prev->pass;
+  snap->taken_at = prev->taken_at;
+  snap->pass_duration = prev->pass_duration;
+  fill(*snap);
+  snap->probe_cpu = counters_.probe_cpu;
+  store(std::move(snap));
+  counters_.probe_cpu += clock_.thread_cpu() - cpu0;
+}
+
+void Collector::store(std::shared_ptr<const Snapshot> next) {
   {
     std::lock_guard lock(latest_mu_);
     latest_.swap(next);
   }
-  // The previous snapshot (now in next) is released here, outside the lock;
-  // that is probe work as well, counted in the next snapshot.
-  next.reset();
-  counters_.probe_cpu += clock_.thread_cpu() - built;
+  next.reset();  // the previous snapshot, released outside the lock
 }
 
 }  // namespace memcg

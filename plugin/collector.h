@@ -23,6 +23,7 @@
 #include "plugin/pass_report.h"
 #include "plugin/runtime/identity_sources.h"
 #include "plugin/snapshot.h"
+#include "plugin/tombstones.h"
 
 namespace memcg {
 
@@ -35,6 +36,18 @@ class Collector {
   Collector& operator=(const Collector&) = delete;
 
   PassReport run_pass();
+
+  // Between passes, when events_fd() is readable: reads the event files
+  // the kernel flagged (memory.events, .local, swap.events) of each cgroup,
+  // drops cgroups found gone (into tombstones) and, if anything changed,
+  // publishes a snapshot with the new counters, so an OOM kill is served
+  // within milliseconds of the kernel counting it, whatever probe_interval
+  // is. The next pass then reads memory.stat of the cgroups whose notable
+  // events moved, as if its own probe had seen them. True if it published.
+  bool run_event_pass();
+  // Readable when the kernel flagged an event file of a collected cgroup;
+  // -1 without an epoll set.
+  int events_fd() const noexcept { return table_.events_fd(); }
 
   // The latest published snapshot (an empty one with pass == 0 before the
   // first pass). Safe from any thread; never blocks the collector.
@@ -52,6 +65,8 @@ class Collector {
   // Descriptors the collected cgroups may hold (CgroupTable::set_fd_budget);
   // from the thread that runs passes, effective at the next rescan.
   void set_fd_budget(uint64_t max_fds) noexcept { table_.set_fd_budget(max_fds); }
+  // Tests: flag event files by hand (cgroupfs/event_poller.h); before the first pass.
+  void set_event_poller(std::unique_ptr<cgroupfs::EventPoller> p) { table_.set_event_poller(std::move(p)); }
 
   // Any thread: the next pass re-reads memory.stat of every cgroup whose path
   // matches `glob` (reason "forced" unless another reason applies). False when
@@ -70,6 +85,10 @@ class Collector {
   void decide(TimePoint now, PassReport& report);  // probes taken: which cgroups want a read -> wanted_
   void read_wanted(TimePoint now, PassReport& report);
   void publish(TimePoint started, Duration probe_from);
+  void republish();
+  void fill(Snapshot& snap);
+  void store(std::shared_ptr<const Snapshot> next);
+  void bury_departed(TimePoint now);  // the table's dropped cgroups -> tombstones_; expiry
   std::shared_ptr<const Roster> shared_roster();
   void mark_forced();   // refresh requests from other threads -> CgroupEntry::forced
   void count_skip(CgroupEntry& e, PassReport& report) noexcept;
@@ -88,6 +107,8 @@ class Collector {
   WallTime pass_wall_{};  // the wall clock at the pass's start: timestamps of its reads derive from it
   WallTime last_good_rescan_wall_{};  // the last rescan that could read the root
   uint64_t passes_ = 0;
+  uint64_t publications_ = 0;
+  Tombstones tombstones_;
 
   // Reused between passes so the steady state allocates nothing per cgroup.
   std::vector<cache::ProbeDelta> deltas_;

@@ -49,6 +49,9 @@ struct Counters {
   uint64_t skips = 0;     // probes that served cached memory.stat values
   uint64_t deferred = 0;  // reads the read budget postponed (also skips)
   uint64_t rescans_walked = 0, rescans_counted = 0;  // rescans that walked the tree / that cgroup.stat's count spared
+  // Wake-ups between passes because the kernel flagged an event file, and
+  // the cgroups whose event files they read.
+  uint64_t event_wakeups = 0, event_wakeup_reads = 0;
   ReadHistogram read_seconds;
   PassHistogram pass_seconds;
   // CPU time of the collector thread by phase (CLOCK_THREAD_CPUTIME_ID): what

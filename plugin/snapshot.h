@@ -18,6 +18,7 @@
 #include "plugin/cache/flush_policy.h"
 #include "plugin/clock.h"
 #include "plugin/histogram.h"
+#include "plugin/memory_events.h"
 #include "plugin/pass_report.h"
 #include "plugin/parse/psi.h"
 #include "plugin/parse/single_value.h"
@@ -38,6 +39,9 @@ struct CgroupId {
   uint64_t inode = 0;
   int depth = 0;
   runtime::Identity identity;  // from the path, at discovery
+  // A removed cgroup's (tombstones.h): the record of its container when it
+  // went, which the runtime has usually dropped by now.
+  std::shared_ptr<const runtime::ContainerRecord> last_record = nullptr;
 };
 
 // One memory.stat read and the files read with it (limits and peak change
@@ -65,8 +69,10 @@ struct StatRecord {
 struct ProbeValues {
   TimePoint at{};
   std::optional<uint64_t> current, swap;
-  bool has_events = false;
-  std::array<uint64_t, parse::ev_count> events{};
+  std::optional<uint64_t> current_max;  // the highest memory.current probed over the last minute (cache/window_max.h)
+  // memory.events, .local, swap.events and oomd's counts: replaced, not
+  // updated, when one changed (null until memory.events was read: the root).
+  std::shared_ptr<const MemoryEvents> events;
   bool has_psi = false;
   parse::Psi psi;
   TimePoint psi_at{};  // when memory.pressure was read (by a probe that saw the cgroup move, or with memory.stat)
@@ -93,6 +99,7 @@ struct CgroupView {
   uint64_t skips = 0;
   Duration read_wall{0}, read_cpu{0};      // summed over all memory.stat reads
   uint64_t max_age_violations = 0;         // passes past max_age because the read budget deferred the read
+  WallTime removed_at{};                   // a removed cgroup's tombstone (tombstones.h): when it went; else zero
 
   // Age of the memory.stat values at `now`, or nullopt if never read.
   std::optional<Duration> stat_age(TimePoint now) const noexcept {
@@ -103,6 +110,7 @@ struct CgroupView {
 
 struct Snapshot {
   uint64_t pass = 0;       // 0: no pass completed yet
+  uint64_t publication = 0;  // every snapshot published: passes and event wake-ups
   TimePoint taken_at{};    // start of the pass
   Duration pass_duration{0};
   std::string root;
@@ -123,6 +131,7 @@ struct Snapshot {
   uint64_t cgroup_fds = 0;          // descriptors the collected cgroups hold
   uint64_t cgroup_fd_budget = UINT64_MAX;  // ... and may hold (UINT64_MAX: no budget set)
   uint64_t events_polled = 0;       // cgroups whose memory.events is read only when the kernel flags a change
+  uint64_t event_wakeups = 0, event_wakeup_reads = 0;  // Counters' of the same names
   std::array<uint64_t, kFileKindCount> read_errors{};   // totals since start
   std::array<uint64_t, kFileKindCount> parse_errors{};  // malformed files or lines
   std::array<uint64_t, cache::kReadReasonCount> reads{};  // totals since start
@@ -152,8 +161,13 @@ struct Snapshot {
   // The record of the container that IS this cgroup: one bound to exactly
   // this cgroup (a nested look-alike gets path-derived labels only).
   const runtime::ContainerRecord* record_for(const CgroupId& id) const {
+    if (id.last_record) return id.last_record.get();
     return records ? runtime::record_for(*records, id.identity.container_id, id.path) : nullptr;
   }
+  // Removed cgroups whose counters are still served (tombstones.h): views
+  // with the identity and memory.events only, oldest first; null if none.
+  std::shared_ptr<const std::vector<CgroupView>> removed;
+  uint64_t removed_dropped = 0;  // tombstones dropped before their retention for metrics.removed_max
 };
 
 }  // namespace memcg

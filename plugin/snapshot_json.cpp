@@ -5,6 +5,19 @@
 namespace memcg {
 namespace {
 
+template <size_t N>
+void counters(JsonWriter& w, const parse::FlatKeyed<N>* v, const parse::KeyTable& table) {
+  if (!v) {
+    w.null();
+    return;
+  }
+  w.begin_object();
+  for (size_t k = 0; k < N; ++k)
+    if (auto x = v->get(k)) w.key(table.name(k)).value(*x);
+  for (const auto& u : v->unknown) w.key(u.name).value(u.value);
+  w.end_object();
+}
+
 template <typename T>
 void opt(JsonWriter& w, std::string_view k, const std::optional<T>& v) {
   w.key(k);
@@ -91,10 +104,20 @@ void cgroup(JsonWriter& w, const Snapshot& snap, const CgroupView& c, TimePoint 
     w.null();
   }
 
+  // The event files as the kernel printed them (keys it adds included);
+  // null where the cgroup has no such file.
+  const MemoryEvents* ev = p.events.get();
   w.key("events");
-  if (p.has_events) {
+  counters(w, ev ? &ev->events : nullptr, parse::event_key_table());
+  w.key("events_local");
+  counters(w, ev && ev->local ? &*ev->local : nullptr, parse::event_key_table());
+  w.key("swap_events");
+  counters(w, ev && ev->swap ? &*ev->swap : nullptr, parse::swap_event_key_table());
+  w.key("oomd");
+  if (ev && (ev->oomd.ooms || ev->oomd.kills)) {
     w.begin_object();
-    for (size_t k = 0; k < parse::ev_count; ++k) w.key(parse::event_key_table().name(k)).value(p.events[k]);
+    w.key("ooms").value(ev->oomd.ooms.value_or(0));
+    w.key("kills").value(ev->oomd.kills.value_or(0));
     w.end_object();
   } else {
     w.null();

@@ -85,7 +85,7 @@ panel("Major faults /s", [(J(f'rate(memcg_memory_stat_events_total{{{I}, stat="p
 panel("Page cache refaults /s", [(J(f'rate(memcg_memory_stat_events_total{{{I}, stat="workingset_refault_file"}}[{RI}])'), "{{cgroup}}")], "ops",
       description="File pages evicted and needed again soon: the working set does not fit.")
 panel("memory.current growth", [(J(f"deriv(memcg_memory_current_bytes{{{I}}}[{RI}])"), "{{cgroup}}")], "Bps")
-panel("Peak memory (memory.peak)", [(f"topk(10, {J(f'memcg_memory_peak_bytes{{{I}}}')})", "{{cgroup}}")], "bytes")
+panel("Highest memory over the last minute (probed)", [(f"topk(10, {J(f'memcg_memory_current_max_1m_bytes{{{I}}}')})", "{{cgroup}}")], "bytes")
 row("Events and pressure")
 panel("memory.events: oom_kill, high, max", [(J(f'increase(memcg_memory_events_total{{{I}, event=~"oom_kill|high|max"}}[{RI}])'), "{{cgroup}} {{event}}")], "short")
 panel("Memory pressure (PSI)", [(J(f"rate(memcg_memory_pressure_stalled_seconds_total{{{I}}}[{RI}])"), "{{cgroup}} {{kind}}")], "percentunit",

@@ -18,6 +18,10 @@ class FileIo {
   // Whether the host has any swap space now (sysinfo's totalswap > 0; swap
   // devices, swap files and zram alike). Asked once per pass.
   virtual bool host_has_swap() noexcept = 0;
+  // Same contracts as flistxattr(2) and fgetxattr(2): the cgroup directory's
+  // extended attributes, where systemd-oomd records its kills.
+  virtual ssize_t flistxattr(int fd, char* list, size_t size) noexcept;
+  virtual ssize_t fgetxattr(int fd, const char* name, void* value, size_t size) noexcept;
 
   static FileIo& system() noexcept;
 };

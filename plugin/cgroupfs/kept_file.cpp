@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/sysinfo.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -27,6 +28,11 @@ constexpr size_t kInitialBuffer = 8192;   // memory.stat on 6.x is ~1.5 KiB
 constexpr size_t kMaxBuffer = 1u << 20;    // no cgroup file is this large
 
 }  // namespace
+
+ssize_t FileIo::flistxattr(int fd, char* list, size_t size) noexcept { return ::flistxattr(fd, list, size); }
+ssize_t FileIo::fgetxattr(int fd, const char* name, void* value, size_t size) noexcept {
+  return ::fgetxattr(fd, name, value, size);
+}
 
 FileIo& FileIo::system() noexcept {
   static SystemIo io;

@@ -18,6 +18,7 @@ namespace memcg::parse {
 struct UnknownKey {
   std::string name;
   uint64_t value = 0;
+  bool operator==(const UnknownKey&) const = default;
 };
 
 struct ParseResult {
@@ -47,6 +48,7 @@ struct FlatKeyed {
     return values[index];
   }
   FlatKeyedOut out() noexcept { return {values, present, unknown}; }
+  bool operator==(const FlatKeyed&) const = default;
 };
 
 // Parses `text` into `out`, reusing its storage: once `out` and `layout` have

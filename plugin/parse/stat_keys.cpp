@@ -96,9 +96,6 @@ constexpr auto kStatNames = [] {
   return names;
 }();
 
-constexpr std::string_view kEventNames[] = {"low", "high", "max", "oom", "oom_kill", "oom_group_kill"};
-static_assert(std::size(kEventNames) == ev_count);
-
 }  // namespace
 
 std::span<const StatKeyInfo> stat_keys() noexcept { return kStatKeys; }
@@ -110,11 +107,6 @@ const KeyTable& stat_key_table() noexcept {
 
 StatKind stat_kind(size_t index) noexcept {
   return index < std::size(kStatKeys) ? kStatKeys[index].kind : count;
-}
-
-const KeyTable& event_key_table() noexcept {
-  static const KeyTable table{kEventNames};
-  return table;
 }
 
 }  // namespace memcg::parse

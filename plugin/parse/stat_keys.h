@@ -28,11 +28,6 @@ std::span<const StatKeyInfo> stat_keys() noexcept;
 const KeyTable& stat_key_table() noexcept;
 StatKind stat_kind(size_t index) noexcept;
 
-// memory.events (and memory.events.local): counters since cgroup creation.
-enum EventKey : unsigned char { ev_low, ev_high, ev_max, ev_oom, ev_oom_kill, ev_oom_group_kill, ev_count };
-const KeyTable& event_key_table() noexcept;
-
 using StatValues = FlatKeyed<kStatKeyCount>;
-using EventValues = FlatKeyed<ev_count>;
 
 }  // namespace memcg::parse

@@ -18,7 +18,7 @@
 // Usage: memcg-bench [--cgroups N] [--ticks T] [--busy 0,1,5,100] [--dir DIR]
 //        memcg-bench --use-root DIR [--ticks T]
 //        memcg-bench --scrape-only 1 [--cgroups N] [--ticks T] [--busy 1]
-// --scrape-only runs one collector (12 fds per cgroup instead of 36) and
+// --scrape-only runs one collector (14 fds per cgroup instead of 42) and
 // measures scrapes per profile (the median of 5): series and bytes per
 // cgroup, render and gzip CPU, and what a second scraper of the same
 // snapshot costs.
@@ -46,6 +46,7 @@
 #include "exporter/metrics.h"
 #include "exporter/scrape_cache.h"
 #include "plugin/cgroupfs/rlimit.h"
+#include "plugin/cgroup_files.h"
 #include "plugin/collector.h"
 #include "tests/fixtures/kubernetes.h"
 #include "tests/fixtures/tree.h"
@@ -155,9 +156,10 @@ struct Row {
   double scrape_cpu, scrape_bytes, scrape_cpu_pcpp;
 };
 
-// A collected cgroup keeps 12 descriptors while there is room (its directory,
-// the 6 probed files, the 5 limit files); the bench sets no fd budget.
-constexpr uint64_t kFdsPerCgroup = 12;
+// A collected cgroup keeps 14 descriptors while there is room (its directory,
+// the 6 probed files, the 5 limit files, memory.events.local and
+// memory.swap.events); the bench sets no fd budget.
+constexpr uint64_t kFdsPerCgroup = kMaxFdsPerCgroup;
 
 struct Options {
   int n = 10000, ticks = 60;

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "plugin/parse/flat_keyed.h"
+#include "plugin/parse/event_keys.h"
 #include "plugin/parse/stat_keys.h"
 #include "tests/fuzz/fuzz_check.h"
 

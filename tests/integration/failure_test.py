@@ -116,7 +116,10 @@ ls -A {records}
     assert r.stdout.split("hook-exit=0")[1].split() == ["filler"], "no record, no temporary file left: " + r.stdout
 
 def cgroup_paths(m):
-    return sorted(dict(l)["cgroup"] for (n, l), v in m.items() if n == "memcg_cgroup_info")
+    """The collected cgroups: removed ones keep their info a while, marked."""
+    removed = {dict(l)["cgroup_id"] for (n, l), v in m.items() if n == "memcg_cgroup_removed_timestamp_seconds"}
+    return sorted(dict(l)["cgroup"] for (n, l), v in m.items()
+                  if n == "memcg_cgroup_info" and dict(l)["cgroup_id"] not in removed)
 
 def test_fd_budget_holds_a_stable_set_under_prlimit():
     # 300 pods under a limit that fits ~80 of them. 0.1 collected ~60 % and

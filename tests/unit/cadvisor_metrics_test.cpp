@@ -71,8 +71,10 @@ struct Node {
     }
     rec->peak = current + MiB;
     v.stat = rec;
-    v.probe.has_events = true;
-    v.probe.events[parse::ev_oom_kill] = 2;
+    auto ev = std::make_shared<MemoryEvents>();
+    for (size_t k = 0; k <= parse::ev_oom_group_kill; ++k) ev->events.present.set(k);
+    ev->events.values[parse::ev_oom_kill] = 2;
+    v.probe.events = ev;
     return v;
   }
   void record(const std::string& cgroup, runtime::ContainerRecord r) {

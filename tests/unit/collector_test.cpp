@@ -243,7 +243,7 @@ TEST_F(CollectorTest, MemoryEventsTriggerARead) {
   tree.set_event("a/y", "oom_kill", 1);
   pass(*c);
   EXPECT_EQ(reads(*c, "a/y", ReadReason::event), 1u);
-  EXPECT_EQ(view(*c, "a/y").probe.events[parse::ev_oom_kill], 1u);
+  EXPECT_EQ(view(*c, "a/y").probe.events->events.get(parse::ev_oom_kill), std::optional<uint64_t>(1));
   tree.set_event("a/y", "low", 3);  // reclaim under protection: not notable on its own
   pass(*c);
   EXPECT_EQ(reads(*c, "a/y", ReadReason::event), 1u);

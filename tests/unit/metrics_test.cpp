@@ -180,7 +180,10 @@ TEST(Metrics, ReadsAppearPerReasonOnceTheyOccurredAndEventsKeepTheirZeros) {
   v.stat = std::make_shared<StatRecord>();
   v.reads[static_cast<size_t>(cache::ReadReason::initial)] = 1;
   v.reads[static_cast<size_t>(cache::ReadReason::event)] = 2;
-  v.probe.has_events = true;
+  // memory.events as 6.1 prints it: six keys, all 0.
+  auto events = std::make_shared<MemoryEvents>();
+  for (size_t k = 0; k <= parse::ev_oom_group_kill; ++k) events->events.present.set(k);
+  v.probe.events = events;
   DaemonStatus status;
   ProcessStats proc;
   std::string text;

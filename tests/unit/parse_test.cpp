@@ -3,6 +3,7 @@
 #include <limits>
 #include <string>
 
+#include "plugin/parse/event_keys.h"
 #include "plugin/parse/flat_keyed.h"
 #include "plugin/parse/psi.h"
 #include "plugin/parse/single_value.h"

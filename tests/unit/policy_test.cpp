@@ -8,6 +8,7 @@
 #include "plugin/cache/flush_policy.h"
 #include "plugin/cache/pending.h"
 #include "plugin/cache/rates.h"
+#include "plugin/cache/window_max.h"
 
 namespace memcg::cache {
 namespace {
@@ -224,6 +225,29 @@ TEST(Companions, EventForcedAndInitialReadsTakeEverythingTheProbeDidNotRead) {
   never.max_age = 60s;
   const CompanionReads r = decide_companions(never, t0);
   EXPECT_TRUE(r.limits && r.peak && r.pressure);
+}
+
+}  // namespace
+}  // namespace memcg::cache
+
+namespace memcg::cache {
+namespace {
+
+TEST(WindowMax, ASpikeBetweenScrapesIsSeenForAMinuteThenForgotten) {
+  const TimePoint start = TimePoint{} + 1h;
+  WindowMax w;
+  EXPECT_EQ(w.max(start), 0u) << "nothing probed";
+  for (int s = 0; s < 15; ++s) w.observe(start + std::chrono::seconds(s), s == 7 ? 900 : 100);  // a spike at 7 s
+  EXPECT_EQ(w.max(start + 14s), 900u);
+  // A scrape every 15 s sees it at 15 s and 30 s, and still at 59 s.
+  for (int s = 15; s < 60; ++s) w.observe(start + std::chrono::seconds(s), 100);
+  EXPECT_EQ(w.max(start + 59s), 900u);
+  w.observe(start + 60s, 100);
+  EXPECT_EQ(w.max(start + 60s), 100u) << "its bucket [0 s, 10 s) left the window";
+  // A gap in probing (a stalled pass) does not bring back old buckets.
+  EXPECT_EQ(w.max(start + 10min), 0u);
+  w.observe(start + 10min, 50);
+  EXPECT_EQ(w.max(start + 10min), 50u);
 }
 
 }  // namespace
