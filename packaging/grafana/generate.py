@@ -74,7 +74,7 @@ OOM_KILLS = f'increase(memcg_memory_events_total{{{I}, event="oom_kill"}}[{RI}])
 panel("Containers: working set of memory.max", [(f"topk(20, {K(OF_MAX)})", "{{namespace}}/{{pod}}/{{container}}")],
       "percentunit", description="Working set against the container's memory limit (memory.max); containers without a limit are not shown." + K_DESC)
 panel("OOM kills by container", [(f"sum by (namespace, pod, container) ({K(OOM_KILLS)})", "{{namespace}}/{{pod}}/{{container}}")],
-      "short", description="memory.events oom_kill of each container's cgroup." + K_DESC)
+      "short", description="memory.events oom_kill of each container's cgroup, read as the kernel counts it; a container removed after its kill is counted too (its counters stay for metrics.removed_retention)." + K_DESC)
 row("Breakdown")
 panel("anon / file / kernel / sock / shmem", [(J(f'memcg_memory_stat_bytes{{{I}, stat=~"anon|file|kernel|sock|shmem"}}'), "{{cgroup}} {{stat}}")],
       "bytes", stack=True, description="From memory.stat, cached: read at memcg_stat_last_read_timestamp_seconds, never older than the rule's max_age. shmem (tmpfs) is part of file.")
@@ -93,6 +93,10 @@ panel("Memory pressure (PSI)", [(J(f"rate(memcg_memory_pressure_stalled_seconds_
 row("Limits and headroom")
 panel("Usage of memory.max", [(J(f'memcg_memory_current_bytes{{{I}}} / on(instance, job, cgroup_id) (memcg_memory_limit_bytes{{{I}, limit="max"}} != +Inf)'), "{{cgroup}}")], "percentunit",
       description="Only cgroups with memory.max set: an unset limit is not served.")
+panel("Unreclaimable memory of the limit", [(f'topk(20, memcg:unreclaimable_limit_ratio{{{S}}})', "{{cgroup}}")], "percentunit",
+      description="anon + shmem + kernel + sock - slab_reclaimable against min(memory.high, memory.max): what reclaim cannot free. Page cache at the limit is not a problem; this near 100 % is (alert MemcgUnreclaimableNearLimit). From memcg-exporter.rules.yml.")
+panel("Time until the limit at the current growth", [(f'bottomk(10, memcg:limit_time_left_seconds{{{S}}})', "{{cgroup}}")], "s",
+      description="Seconds until the unreclaimable part reaches min(memory.high, memory.max) at its 5-minute growth; only growing cgroups (alert MemcgUnreclaimableGrowingToLimit). From memcg-exporter.rules.yml.")
 panel("Headroom to memory.max", [(J(f'(memcg_memory_limit_bytes{{{I}, limit="max"}} != +Inf) - on(instance, job, cgroup_id) memcg_memory_current_bytes{{{I}}}'), "{{cgroup}}")], "bytes")
 row("Freshness")
 panel("memory.stat age vs max_age", [(J(f"timestamp(memcg_stat_last_read_timestamp_seconds{{{I}}}) - memcg_stat_last_read_timestamp_seconds{{{I}}}"), "{{cgroup}} age"),
