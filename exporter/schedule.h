@@ -43,11 +43,12 @@ class PassSchedule {
   void pinged(TimePoint now) noexcept { last_ping_ = now; }
 
   // Event wake-ups between passes (the kernel flagged an event file): at
-  // most one every kEventSpacing. A cgroup held at memory.high raises
-  // memory.events up to every 10 ms (the kernel's own notification limit,
-  // CGROUP_FILE_NOTIFY_MIN_INTV) and must not keep the collector awake;
-  // 100 ms keeps an OOM kill well within a second of being counted.
-  static constexpr Duration kEventSpacing = std::chrono::milliseconds(100);
+  // most one every kEventSpacing, the kernel's own limit per file
+  // (CGROUP_FILE_NOTIFY_MIN_INTV, 10 ms). A cgroup held at memory.high raises
+  // memory.events that often; a wake-up then costs a scan of the flags and
+  // one read (Collector::run_event_pass publishes only OOM kills), and a
+  // container removed a few milliseconds after its kill is still read first.
+  static constexpr Duration kEventSpacing = std::chrono::milliseconds(10);
   bool events_watched(TimePoint now) const noexcept { return now >= last_event_ + kEventSpacing; }
   TimePoint events_watched_at() const noexcept { return last_event_ + kEventSpacing; }
   void event_woken(TimePoint now) noexcept { last_event_ = now; }

@@ -17,6 +17,9 @@ namespace {
 constexpr parse::EventKey kNotableEvents[] = {parse::ev_high, parse::ev_max, parse::ev_oom, parse::ev_oom_kill,
                                               parse::ev_oom_group_kill};
 
+// ... and those an event wake-up publishes at once: the OOM killer ran.
+constexpr parse::EventKey kKillEvents[] = {parse::ev_oom, parse::ev_oom_kill, parse::ev_oom_group_kill};
+
 constexpr FileKind kLimitKinds[lim_count] = {FileKind::min, FileKind::low, FileKind::high, FileKind::max,
                                               FileKind::swap_max};
 
@@ -144,8 +147,10 @@ CgroupReader::EventsRead CgroupReader::read_events(CgroupEntry& e, EventFiles wh
       parse_error(FileKind::events, parse::parse_flat_keyed(r.text, parse::event_key_table(), events_layout_,
                                                             events_scratch_.out()).malformed);
       if (!cur || !(events_scratch_ == cur->events)) {
-        if (cur)
+        if (cur) {
           for (auto k : kNotableEvents) out.notable = out.notable || events_scratch_.get(k) != cur->events.get(k);
+          for (auto k : kKillEvents) out.kill = out.kill || events_scratch_.get(k) != cur->events.get(k);
+        }
         change().events = events_scratch_;
         // The kernel raises memory.events.local with memory.events (of this
         // cgroup's own events; an ancestor's changes on a descendant's too).
@@ -180,6 +185,7 @@ CgroupReader::EventsRead CgroupReader::read_events(CgroupEntry& e, EventFiles wh
     const OomdCounts oomd{x.ooms, x.kills};
     if (!(oomd == (cur ? cur->oomd : OomdCounts{}))) {
       out.notable = out.notable || cur != nullptr;
+      out.kill = out.kill || cur != nullptr;
       change().oomd = oomd;
     }
   }

@@ -56,6 +56,7 @@ class CgroupReader {
     bool gone = false;
     bool changed = false;  // a counter changed since the last read (or this is the first)
     bool notable = false;  // high, max, oom, oom_kill, oom_group_kill or an oomd kill moved
+    bool kill = false;     // oom, oom_kill, oom_group_kill or an oomd kill moved
   };
   EventsRead read_events(CgroupEntry& e, EventFiles which, TimePoint now, PassReport& report);
 

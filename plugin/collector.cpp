@@ -205,7 +205,7 @@ bool Collector::run_event_pass() {
   const Duration cpu0 = clock_.thread_cpu();
   ++counters_.event_wakeups;
   PassReport report;
-  bool changed = false;
+  bool kill = false, gone = false;
   if (table_.poll_events()) {
     for (CgroupEntry& e : table_.entries()) {
       const bool events = e.events_polled && table_.flagged(e, FileKind::events);
@@ -217,17 +217,22 @@ bool Collector::run_event_pass() {
       e.gone = e.gone || ev.gone;
       e.events_changed_owed = e.events_changed_owed || ev.changed;
       e.events_notable_owed = e.events_notable_owed || ev.notable;
-      changed = changed || ev.changed || ev.gone;
+      kill = kill || ev.kill;
+      gone = gone || ev.gone;
     }
   }
-  if (changed) {
+  if (gone) {
     pass_wall_ = clock_.wall();
     table_.erase_gone(report);
     bury_departed(now);
   }
   counters_.probe_cpu += clock_.thread_cpu() - cpu0;
-  if (changed) republish();
-  return changed;
+  // An OOM kill is published at once; counters that only moved (high, max,
+  // low, swap events) wait for the next pass, so a cgroup held at
+  // memory.high, flagged every 10 ms, costs a read, not a snapshot.
+  if (!kill && !gone) return false;
+  republish();
+  return true;
 }
 
 void Collector::decide(TimePoint now, PassReport& report) {

@@ -39,11 +39,12 @@ class Collector {
 
   // Between passes, when events_fd() is readable: reads the event files
   // the kernel flagged (memory.events, .local, swap.events) of each cgroup,
-  // drops cgroups found gone (into tombstones) and, if anything changed,
-  // publishes a snapshot with the new counters, so an OOM kill is served
-  // within milliseconds of the kernel counting it, whatever probe_interval
-  // is. The next pass then reads memory.stat of the cgroups whose notable
-  // events moved, as if its own probe had seen them. True if it published.
+  // drops cgroups found gone (into tombstones) and, if the OOM killer ran
+  // (or a cgroup went), publishes a snapshot with the new counters, so an
+  // OOM kill is served within milliseconds of the kernel counting it,
+  // whatever probe_interval is; other changes are published by the next
+  // pass, which also reads memory.stat of the cgroups whose notable events
+  // moved, as if its own probe had seen them. True if it published.
   bool run_event_pass();
   // Readable when the kernel flagged an event file of a collected cgroup;
   // -1 without an epoll set.

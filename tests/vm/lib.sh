@@ -75,3 +75,25 @@ vm_copy_with_libs() {
 VM_CLOCK="clocksource=tsc tsc=reliable"
 VM_QEMU=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m 2048 -nodefaults -no-user-config
          -display none -serial stdio -no-reboot -device isa-debug-exit,iobase=0xf4,iosize=0x04)
+
+# The virtio network driver of KERNEL's package, and the modules it needs, into
+# DIR with DIR/order (insmod order, dependencies first): the cloud kernel
+# builds it as a module and busybox's insmod does not resolve dependencies.
+vm_net_modules() {
+  local kdir mods
+  kdir=$(dirname "$(dirname "$1")")
+  mods=$(ls -d "$kdir"/lib/modules/*)
+  mkdir -p "$2"
+  : > "$2/order"
+  add() {
+    local f dep
+    grep -qx "$1" "$2/order" && return 0
+    f=$(find "$mods" -name "$1.ko" -o -name "$1.ko.xz" | head -1)
+    [ -n "$f" ] || { vm_log "no module $1 in $mods"; return 1; }
+    for dep in $(/sbin/modinfo -F depends "$f" | tr ',' ' '); do add "$dep" "$2"; done
+    case "$f" in *.xz) xz -dc "$f" > "$2/$1.ko" ;; *) cp "$f" "$2/$1.ko" ;; esac
+    echo "$1" >> "$2/order"
+  }
+  add virtio_pci "$2"
+  add virtio_net "$2"
+}

@@ -95,10 +95,23 @@ Scrape scrape(const Options& o) {
   Scrape s;
   std::vector<std::pair<std::string, double>> raw;
   std::map<std::string, std::string> paths;  // cgroup_id="N" -> cgroup="P"
-  std::istringstream in(http_get(o.port, "/metrics"));
+  const std::string body = http_get(o.port, "/metrics");
+  // Removed cgroups keep their info and event counters a while, marked: the
+  // checks are about the live ones.
+  std::set<std::string> removed;  // cgroup_id="N"
+  const std::string mark = "\nmemcg_cgroup_removed_timestamp_seconds{";
+  for (size_t at = body.find(mark); at != std::string::npos; at = body.find(mark, at + 1)) {
+    const size_t b = at + mark.size(), e = body.find_first_of(",}", b);
+    removed.insert(body.substr(b, e - b));
+  }
+  std::istringstream in(body);
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
+    if (const size_t id = line.find("{cgroup_id=\""); id != std::string::npos) {
+      const size_t e = line.find_first_of(",}", id + 1);
+      if (removed.count(line.substr(id + 1, e - id - 1))) continue;
+    }
     const size_t sp = line.rfind(' ');
     raw.emplace_back(line.substr(0, sp), std::strtod(line.c_str() + sp + 1, nullptr));
     const std::string info = "memcg_cgroup_info{";

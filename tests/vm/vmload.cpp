@@ -2,6 +2,7 @@
 //   wave MB          anonymous memory: grow to MB 1 MiB at a time, shrink, repeat
 //   hog MB           allocate and touch MB, then sleep (over memory.max: oom-killed)
 //   files DIR MB     write a MB file on DIR (tmpfs: charged as shmem), delete, repeat
+//   leak MB_PER_S    allocate and touch MB_PER_S MiB a second, forever (a leak)
 //   exit N           leave QEMU with status (N << 1) | 1 via isa-debug-exit (port 0xf4)
 #include <sys/io.h>
 #include <sys/mman.h>
@@ -50,6 +51,15 @@ int hog(long mb) {
   for (;;) pause();
 }
 
+int leak(double mb_per_s) {
+  if (mb_per_s <= 0) return 64;
+  const auto every = static_cast<useconds_t>(1e6 / mb_per_s);
+  for (;;) {
+    chunk();
+    usleep(every);
+  }
+}
+
 int files(const char* dir, long mb) {
   const std::string path = std::string(dir) + "/vmload." + std::to_string(getpid());
   std::vector<char> buf(kMiB, 'x');
@@ -78,6 +88,7 @@ int main(int argc, char** argv) {
   if (mode == "wave" && argc == 3) return wave(std::atol(argv[2]));
   if (mode == "hog" && argc == 3) return hog(std::atol(argv[2]));
   if (mode == "files" && argc == 4) return files(argv[2], std::atol(argv[3]));
+  if (mode == "leak" && argc == 3) return leak(std::atof(argv[2]));
   if (mode == "exit" && argc == 3) {
     if (ioperm(0xf4, 4, 1) != 0) {
       perror("ioperm");
@@ -86,6 +97,6 @@ int main(int argc, char** argv) {
     outl(static_cast<unsigned>(std::atoi(argv[2])), 0xf4);
     return 0;  // not reached under QEMU with isa-debug-exit
   }
-  fprintf(stderr, "usage: memcg-vmload wave MB | hog MB | files DIR MB | exit N\n");
+  fprintf(stderr, "usage: memcg-vmload wave MB | hog MB | files DIR MB | leak MB_PER_S | exit N\n");
   return 64;
 }

@@ -34,6 +34,20 @@
 
 namespace {
 
+// Whether `path` is exported as a live cgroup: its memcg_cgroup_info under
+// an id without memcg_cgroup_removed_timestamp_seconds (a removed cgroup
+// keeps its info and event counters a while, marked).
+bool exported_live(const std::string& body, const std::string& path) {
+  const std::string info = "\nmemcg_cgroup_info{cgroup_id=\"";
+  for (size_t at = body.find(info); at != std::string::npos; at = body.find(info, at + 1)) {
+    const size_t b = at + info.size(), e = body.find('"', b);
+    if (body.compare(e, 10 + path.size() + 1, "\",cgroup=\"" + path + "\"") != 0) continue;
+    const std::string id = body.substr(b, e - b);
+    if (body.find("\nmemcg_cgroup_removed_timestamp_seconds{cgroup_id=\"" + id + "\"") == std::string::npos) return true;
+  }
+  return false;
+}
+
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
@@ -197,7 +211,7 @@ int main(int argc, char** argv) {
       }
       std::lock_guard l(mu);
       for (auto it = removed.begin(); it != removed.end();) {
-        const bool present = body.find("cgroup=\"" + it->first + "\"") != std::string::npos;
+        const bool present = exported_live(body, it->first);
         const auto age = t0 - it->second;
         if (present && age > grace) {
           ++stale_removed;

@@ -1,0 +1,65 @@
+#!/bin/sh
+# /init of the OOM end-to-end guest (tests/vm/run-oom.sh): a real kernel with
+# cgroup v2, memcg-exporter at probe_interval 10s on the guest's network,
+# scraped by a real Prometheus on the host through QEMU's forwarded port, and
+# three workloads under e2e/:
+#   cache   page cache held at memory.max (96 MiB): reclaimable, never killed
+#   leak    anonymous memory growing 2 MiB/s until memory.max (384 MiB) kills it
+#   victim  a container-like cgroup whose task is OOM-killed, removed within
+#           100 ms (memcg-vmoom, which times the kill's way to /metrics)
+# Lines starting OOMTEST or VMOOM are read by the host (oom_e2e.py), which
+# ends the run.
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t cgroup2 none /sys/fs/cgroup
+CG=/sys/fs/cgroup
+echo "OOMTEST kernel $(uname -r)"
+
+ip link set lo up
+for m in $(cat /lib/modules/order); do insmod /lib/modules/$m.ko || echo "OOMTEST FAIL insmod $m"; done
+ip link set eth0 up
+ip addr add 10.0.2.15/24 dev eth0
+mkdir -p /mnt
+mount -t ext4 /dev/nvme0n1 /mnt || echo "OOMTEST FAIL mount"
+truncate -s 512M /mnt/big   # sparse: reading it fills page cache without disk I/O
+
+echo "+memory +pids" > $CG/cgroup.subtree_control
+mkdir $CG/e2e $CG/e2e/cache $CG/e2e/leak
+echo "+memory +pids" > $CG/e2e/cgroup.subtree_control
+echo 100663296 > $CG/e2e/cache/memory.max
+echo 402653184 > $CG/e2e/leak/memory.max
+
+cat > /tmp/memcg.toml <<TOML
+[collector]
+probe_interval = "10s"
+[web]
+listen = [":9756"]
+TOML
+memcg-exporter --config /tmp/memcg.toml --root $CG > /tmp/exporter.log 2>&1 &
+i=0
+until wget -q -O /dev/null http://127.0.0.1:9756/-/ready 2>/dev/null; do
+  i=$((i + 1)); [ $i -gt 600 ] && { echo "OOMTEST FAIL exporter not ready"; cat /tmp/exporter.log; break; }
+  sleep 0.1
+done
+echo "OOMTEST ready"
+
+# Starts a command inside a cgroup.
+run_in() {
+  cg=$1
+  shift
+  sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG/$cg" "$@"
+}
+(run_in e2e/cache sh -c 'while :; do cat /mnt/big > /dev/null; sleep 5; done') &
+(run_in e2e/leak memcg-vmload leak 2; echo "OOMTEST leak-ended status=$?") &
+sleep 20
+memcg-vmoom $CG/e2e/victim e2e/victim 9756
+echo "OOMTEST victim-done rc=$?"
+# The host ends the run; the exporter's log on request.
+while :; do
+  sleep 30
+  echo "OOMTEST alive $(cat $CG/e2e/cache/memory.current) $(grep oom_kill $CG/e2e/memory.events)"
+done

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""The host side of tests/vm/run-oom.sh: a real Prometheus scrapes the guest's
+exporter through the forwarded port every 5 s and evaluates the shipped rules;
+this script follows the guest's serial log and Prometheus' alerts and checks
+
+- the victim (OOM-killed, removed within 100 ms): its kill on /metrics within
+  1 s of the kill, with probe_interval 10s (the guest times it), kept after the
+  removal, counted by Prometheus, and MemcgOOMKill firing for it and not for
+  its parent;
+- the page cache workload at >= 95 % of memory.max for minutes, no OOM kill:
+  no headroom alert ever fires for it;
+- the leak growing 2 MiB/s into memory.max: MemcgUnreclaimableGrowingToLimit
+  fires at least 30 s before the kernel kills it.
+
+Prints OOME2E lines with the timings, exits 0 on a pass."""
+import argparse, json, os, re, sys, time, urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from prometheus import Prometheus  # noqa: E402
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--serial", required=True)
+ap.add_argument("--port", type=int, required=True)
+ap.add_argument("--rules", required=True)
+ap.add_argument("--qemu-pid", type=int, required=True)
+ap.add_argument("--prometheus", default="prometheus")
+ap.add_argument("--cache-hold", type=float, default=240, help="seconds the cache workload must be held at its limit")
+args = ap.parse_args()
+
+HEADROOM_ALERTS = ("MemcgUnreclaimableNearLimit", "MemcgUnreclaimableGrowingToLimit")
+
+
+def log(msg):
+    print(f"[oom-e2e {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+class Serial:
+    """New lines of the guest's serial log, each with the host time it was seen."""
+
+    def __init__(self, path):
+        self.path, self.pos, self.lines = path, 0, []
+
+    def poll(self):
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.pos)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        end = data.rfind(b"\n") + 1
+        self.pos += end
+        now = time.time()
+        for line in data[:end].decode(errors="replace").splitlines():
+            if line.startswith(("OOMTEST", "VMOOM")):
+                print("  guest: " + line, flush=True)
+                self.lines.append((now, line))
+
+    def first(self, prefix):
+        return next(((t, l) for t, l in self.lines if l.startswith(prefix)), (None, None))
+
+
+def qemu_alive():
+    try:
+        os.kill(args.qemu_pid, 0)
+        return True
+    except OSError:
+        return False
+
+
+def wait_ready(serial):
+    deadline = time.time() + 600
+    while time.time() < deadline:
+        serial.poll()
+        if serial.first("OOMTEST ready")[0]:
+            return
+        if serial.first("OOMTEST FAIL")[0] or not qemu_alive():
+            break
+        time.sleep(1)
+    sys.exit("the guest's exporter never became ready")
+
+
+def firing(prom):
+    """(alertname, cgroup) of every firing alert."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{prom.port}/api/v1/alerts", timeout=10) as r:
+        alerts = json.load(r)["data"]["alerts"]
+    return {(a["labels"]["alertname"], a["labels"].get("cgroup", "")) for a in alerts if a["state"] == "firing"}
+
+
+def main():
+    serial = Serial(args.serial)
+    wait_ready(serial)
+    start = time.time()
+    fired = {}  # (alertname, cgroup) -> host time first seen firing
+    cache_at_limit_since = None
+    cache_min_ratio = None
+    with Prometheus(args.prometheus, [f"127.0.0.1:{args.port}"], scrape_interval="5s", rule_files=[args.rules]) as prom:
+        while True:
+            serial.poll()
+            if serial.first("OOMTEST FAIL")[0] or serial.first("VMOOM FAIL")[0]:
+                sys.exit("the guest failed (above)")
+            if not qemu_alive():
+                sys.exit("the guest stopped")
+            now = time.time()
+            for key in firing(prom):
+                fired.setdefault(key, now)
+            ratio = prom.value('memcg:limit_usage_ratio{cgroup="e2e/cache"}')
+            if ratio is not None and ratio >= 0.95:
+                cache_at_limit_since = cache_at_limit_since or now
+                cache_min_ratio = ratio if cache_min_ratio is None else min(cache_min_ratio, ratio)
+            elif cache_at_limit_since and now - cache_at_limit_since < args.cache_hold:
+                log(f"the cache workload fell to {ratio} of memory.max; counting again")
+                cache_at_limit_since, cache_min_ratio = None, None
+            leak_t, _ = serial.first("OOMTEST leak-ended")
+            victim_t, _ = serial.first("VMOOM killed")
+            done = (leak_t and now - leak_t > 20 and victim_t and ("MemcgOOMKill", "e2e/victim") in fired
+                    and cache_at_limit_since and now - cache_at_limit_since >= args.cache_hold)
+            if done or now - start > 720:
+                break
+            time.sleep(1)
+        # What Prometheus holds of the kills, for the record (and a failure's diagnosis).
+        for q in ('memcg_memory_events_total{event="oom_kill"}[15m]', 'memcg:oom_kills_own:increase5m[15m]'):
+            for r in prom.query(q):
+                changes, last = [], None
+                for t, v in r["values"]:
+                    if v != last:
+                        changes.append(f"{float(t) - start:.0f}s={float(v):.2f}")
+                        last = v
+                print(f"  {q.split('[')[0]} {r['metric'].get('cgroup', r['metric'].get('cgroup_id'))}: {' '.join(changes)}", flush=True)
+        victim_kills = prom.value('max_over_time(memcg:oom_kills:increase5m{cgroup="e2e/victim"}[15m])')
+        cache_kills = prom.value('max_over_time(memcg:oom_kills:increase5m{cgroup="e2e/cache"}[15m])')
+
+    failures = []
+    _, vm = serial.first("VMOOM id=")
+    m = re.search(r"kill_to_removed_ms=([\d.]+) kill_to_metrics_ms=([\d.]+) removed_marked=(\d)", vm or "")
+    if not m:
+        failures.append("no VMOOM result from the guest")
+    else:
+        removed_ms, metrics_ms = float(m.group(1)), float(m.group(2))
+        if removed_ms > 100:
+            failures.append(f"victim removed {removed_ms} ms after its kill (want <= 100)")
+        if metrics_ms > 1000:
+            failures.append(f"victim's kill on /metrics {metrics_ms} ms after it (want <= 1000 at probe_interval 10s)")
+    if not victim_kills or victim_kills < 0.5:
+        failures.append(f"Prometheus never counted the removed victim's kill (increase {victim_kills})")
+    victim_t, _ = serial.first("VMOOM killed")
+    oom_alert = fired.get(("MemcgOOMKill", "e2e/victim"))
+    if not oom_alert:
+        failures.append("MemcgOOMKill never fired for e2e/victim")
+    if ("MemcgOOMKill", "e2e") in fired:
+        failures.append("MemcgOOMKill fired for the parent e2e too (it should fire where the kill happened)")
+    for name in HEADROOM_ALERTS:
+        if (name, "e2e/cache") in fired:
+            failures.append(f"{name} fired for the page cache workload")
+    if cache_kills:
+        failures.append(f"the page cache workload was OOM-killed ({cache_kills})")
+    if not cache_at_limit_since or time.time() - cache_at_limit_since < args.cache_hold:
+        failures.append(f"the page cache workload was not held at >= 95 % of memory.max for {args.cache_hold:.0f} s")
+    leak_t, leak_line = serial.first("OOMTEST leak-ended")
+    leak_alert = fired.get(("MemcgUnreclaimableGrowingToLimit", "e2e/leak"))
+    if not leak_t or "status=137" not in leak_line:
+        failures.append(f"the leak was not OOM-killed ({leak_line})")
+    elif not leak_alert:
+        failures.append("MemcgUnreclaimableGrowingToLimit never fired for the leak")
+    elif leak_t - leak_alert < 30:
+        failures.append(f"MemcgUnreclaimableGrowingToLimit fired {leak_t - leak_alert:.0f} s before the kill (want >= 30)")
+
+    print(f"OOME2E victim kill_to_removed_ms={m.group(1) if m else '-'} kill_to_metrics_ms={m.group(2) if m else '-'}"
+          f" kill_to_alert_s={(oom_alert - victim_t) if oom_alert and victim_t else float('nan'):.1f}"
+          f" (Prometheus scrape and evaluation every 5 s)")
+    print(f"OOME2E leak alert_before_kill_s={(leak_t - leak_alert) if leak_t and leak_alert else float('nan'):.1f}"
+          f" alert_after_start_s={(leak_alert - start) if leak_alert else float('nan'):.1f}")
+    print(f"OOME2E cache held_s={(time.time() - cache_at_limit_since) if cache_at_limit_since else 0:.0f}"
+          f" min_usage_of_max={cache_min_ratio} headroom_alerts={[n for n in HEADROOM_ALERTS if (n, 'e2e/cache') in fired]}")
+    print("OOME2E fired " + ", ".join(f"{a}:{c}@{t - start:.0f}s" for (a, c), t in sorted(fired.items(), key=lambda x: x[1])))
+    if failures:
+        for f in failures:
+            print("OOME2E FAIL " + f)
+        sys.exit(1)
+    print("OOME2E PASS")
+
+
+main()

@@ -1,0 +1,124 @@
+// memcg-vmoom: a container-like cgroup whose task is OOM-killed and which is
+// removed within 100 ms, as a runtime removes a dead container; what the
+// exporter serves of it, timed from the kill.
+//   memcg-vmoom CGROUP_DIR CGROUP_PATH PORT   (the path as the exporter names it)
+// Creates CGROUP_DIR (memory.max 32 MiB) with a task in it, waits until the
+// exporter collects it (its memcg_cgroup_info on /metrics), makes the task
+// allocate past the limit, reaps it (the kill), removes the cgroup at once,
+// and polls /metrics until the kill shows (memcg_memory_events_total
+// oom_kill of the cgroup's id) and the removal is marked. Prints
+//   VMOOM id=ID kill_to_removed_ms=X kill_to_metrics_ms=Y removed_marked=1
+// and exits 0, or says what failed and exits 1.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "tests/vm/http_get.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+bool write_file(const std::string& path, const std::string& text) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok;
+}
+
+// The task: joins the cgroup, waits for the word, then allocates until killed.
+[[noreturn]] void task(const std::string& dir, int go) {
+  if (!write_file(dir + "/cgroup.procs", "0")) _exit(2);
+  char c;
+  if (read(go, &c, 1) != 1) _exit(3);
+  for (;;) {
+    void* p = mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) _exit(4);
+    std::memset(p, 0x5a, 1 << 20);
+  }
+}
+
+bool fail(const char* what) {
+  std::printf("VMOOM FAIL %s\n", what);
+  std::fflush(stdout);
+  return false;
+}
+
+bool run(const std::string& dir, const std::string& rel, int port) {
+  if (mkdir(dir.c_str(), 0755) != 0 || !write_file(dir + "/memory.max", "33554432")) return fail("cgroup setup");
+  struct stat st{};
+  if (stat(dir.c_str(), &st) != 0) return fail("stat");
+  const std::string id = std::to_string(st.st_ino);
+  int go[2];
+  if (pipe(go) != 0) return fail("pipe");
+  const pid_t pid = fork();
+  if (pid == 0) task(dir, go[0]);
+  // Collected: its info is served (a rescan found it).
+  const std::string info = "memcg_cgroup_info{cgroup_id=\"" + id + "\",cgroup=\"" + rel + "\"";
+  const auto t_wait = Clock::now();
+  while (http_get(port, "/metrics").find(info) == std::string::npos) {
+    if (ms_since(t_wait) > 60'000) return fail("not collected within 60 s");
+    usleep(100'000);
+  }
+  if (write(go[1], "g", 1) != 1) return fail("go");
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+    return fail("the task was not killed");
+  const auto t_kill = Clock::now();
+  std::printf("VMOOM killed id=%s\n", id.c_str());
+  std::fflush(stdout);
+  // Removed as a runtime would, while the kill is polled for.
+  std::atomic<double> removed_ms{-1};
+  std::thread remover([&] {
+    while (rmdir(dir.c_str()) != 0 && ms_since(t_kill) < 1000) usleep(1000);
+    removed_ms = ms_since(t_kill);
+  });
+  const std::string kill = "memcg_memory_events_total{cgroup_id=\"" + id + "\",event=\"oom_kill\"} 1\n";
+  double seen_ms = -1;
+  while (ms_since(t_kill) < 5000) {
+    if (http_get(port, "/metrics").find(kill) != std::string::npos) {
+      seen_ms = ms_since(t_kill);
+      break;
+    }
+    usleep(2000);
+  }
+  remover.join();
+  if (removed_ms < 0 || removed_ms > 100) return fail("not removed within 100 ms of the kill");
+  if (seen_ms < 0) return fail("the kill never showed on /metrics");
+  // The removal is marked and the kill stays (the tombstone).
+  const std::string marked = "memcg_cgroup_removed_timestamp_seconds{cgroup_id=\"" + id + "\"}";
+  bool both = false;
+  for (int i = 0; i < 300 && !both; ++i) {
+    const std::string m = http_get(port, "/metrics");
+    both = m.find(marked) != std::string::npos && m.find(kill) != std::string::npos;
+    if (!both) usleep(100'000);
+  }
+  std::printf("VMOOM id=%s kill_to_removed_ms=%.1f kill_to_metrics_ms=%.1f removed_marked=%d\n", id.c_str(),
+              removed_ms.load(), seen_ms, both ? 1 : 0);
+  std::fflush(stdout);
+  return both || fail("the removed cgroup's kill was not kept");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: memcg-vmoom CGROUP_DIR CGROUP_PATH PORT\n");
+    return 2;
+  }
+  return run(argv[1], argv[2], std::atoi(argv[3])) ? 0 : 1;
+}
