@@ -113,14 +113,22 @@ rmdir $CG/t5/fresh/inner $CG/t5/fresh
 # created between two rescans keep that count: the probe's ENODEV on the
 # removed one must make the next pass walk and find the new one.
 m() { wget -qO- http://127.0.0.1:9756/metrics | grep -E "^$1" | awk '{print $NF}'; }
+# Live cgroups whose path matches the regex $1 (removed ones keep their info
+# a while, marked by memcg_cgroup_removed_timestamp_seconds).
+live() {
+  wget -qO- http://127.0.0.1:9756/metrics | awk -v re="$1" '
+    /^memcg_cgroup_removed_timestamp_seconds\{/ { match($0, /cgroup_id="[0-9]+"/); gone[substr($0, RSTART, RLENGTH)] = 1 }
+    /^memcg_cgroup_info\{/ && match($0, /cgroup="[^"]*"/) && substr($0, RSTART + 8, RLENGTH - 9) ~ re { match($0, /cgroup_id="[0-9]+"/); ids[substr($0, RSTART, RLENGTH)] = 1 }
+    END { n = 0; for (i in ids) if (!(i in gone)) n++; print n }'
+}
 sleep 5
 counted0=$(m 'memcg_exporter_rescans_total\{method="count"\}')
 rmdir $CG/t5/g1/l4 && mkdir $CG/t5/g1/swapped
 sleep 4  # two rescans and a probe
 counted1=$(m 'memcg_exporter_rescans_total\{method="count"\}')
 walked=$(m 'memcg_exporter_rescans_total\{method="walk"\}')
-swapped=$(wget -qO- http://127.0.0.1:9756/metrics | grep -c '^memcg_cgroup_info{.*cgroup="t5/g1/\(l4\|swapped\)"')
-has_new=$(wget -qO- http://127.0.0.1:9756/metrics | grep -c '^memcg_cgroup_info{.*cgroup="t5/g1/swapped"')
+swapped=$(live '^t5/g1/(l4|swapped)$')
+has_new=$(live '^t5/g1/swapped$')
 if [ "${counted0:-0}" -gt 0 ] && [ "$swapped" = 1 ] && [ "$has_new" = 1 ]; then
   echo "CHECK rescan-by-count ok: $counted0 -> $counted1 rescans counted, $walked walked; the swapped-in cgroup found"
 else
