@@ -130,68 +130,79 @@ CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, TimePoint now, bool host
   return out;
 }
 
+// A cgroup's event block being read: the current one, and its successor
+// once a file showed a change (a quiet read allocates nothing).
+struct CgroupReader::EventsUpdate {
+  const MemoryEvents* cur;
+  std::shared_ptr<MemoryEvents> next;
+  MemoryEvents& change() {
+    if (!next) next = cur ? std::make_shared<MemoryEvents>(*cur) : std::make_shared<MemoryEvents>();
+    return *next;
+  }
+};
+
+// memory.events, and memory.events.local when it changed: false if the cgroup is gone.
+bool CgroupReader::read_memory_events(const CgroupEntry& e, EventsUpdate& u, EventsRead& out, PassReport& report) {
+  const FileRead r = read(e, FileKind::events, report);
+  if (r.status == Status::gone) return false;
+  if (r.status != Status::ok) return true;
+  parse_error(FileKind::events, parse::parse_flat_keyed(r.text, parse::event_key_table(), events_layout_,
+                                                        events_scratch_.out()).malformed);
+  if (u.cur && events_scratch_ == u.cur->events) return true;
+  if (u.cur) {
+    for (auto k : kNotableEvents) out.notable = out.notable || events_scratch_.get(k) != u.cur->events.get(k);
+    for (auto k : kKillEvents) out.kill = out.kill || events_scratch_.get(k) != u.cur->events.get(k);
+  }
+  u.change().events = events_scratch_;
+  // The kernel raises memory.events.local with memory.events (of this
+  // cgroup's own events; an ancestor's changes on a descendant's too).
+  // Opened by name where its fd did not fit: ENOENT then means "no such
+  // file here" as often as "gone" (memory.events, read above, says which).
+  if (const FileRead l = read(e, FileKind::events_local, report); l.status == Status::ok) {
+    parse::EventValues local;
+    parse_error(FileKind::events_local,
+                parse::parse_flat_keyed(l.text, parse::event_key_table(), local_layout_, local.out()).malformed);
+    u.next->local = std::move(local);
+  }
+  return true;
+}
+
+void CgroupReader::read_swap_events(const CgroupEntry& e, EventsUpdate& u, PassReport& report) {
+  const FileRead r = read(e, FileKind::swap_events, report);  // ENOENT: no swap accounting, as above
+  if (r.status != Status::ok) return;
+  parse::SwapEventValues swap;
+  parse_error(FileKind::swap_events,
+              parse::parse_flat_keyed(r.text, parse::swap_event_key_table(), swap_layout_, swap.out()).malformed);
+  if (!u.cur || !u.cur->swap || !(swap == *u.cur->swap)) u.change().swap = std::move(swap);
+}
+
+void CgroupReader::read_oomd(const CgroupEntry& e, EventsUpdate& u, EventsRead& out, PassReport& report) {
+  if (!e.dir.valid()) return;
+  const cgroupfs::OomdXattrs x = cgroupfs::read_oomd_xattrs(io_, e.dir.get());
+  if (x.error == EINVAL) {
+    parse_error(FileKind::events);
+  } else if (x.error != 0) {
+    ++counters_.read_errors[static_cast<size_t>(FileKind::events)];
+    report.add_error({"getxattr user.oomd_*", cgroup_dir(root_, e.id->path), x.error});
+  }
+  const OomdCounts oomd{x.ooms, x.kills};
+  if (oomd == (u.cur ? u.cur->oomd : OomdCounts{})) return;
+  out.notable = out.notable || u.cur != nullptr;
+  out.kill = out.kill || u.cur != nullptr;
+  u.change().oomd = oomd;
+}
+
 CgroupReader::EventsRead CgroupReader::read_events(CgroupEntry& e, EventFiles which, TimePoint now,
                                                   PassReport& report) {
   EventsRead out;
   const bool first = !e.has_probe;
-  const MemoryEvents* cur = e.probe.events.get();
-  std::shared_ptr<MemoryEvents> next;  // made at the first change: a quiet read allocates nothing
-  const auto change = [&]() -> MemoryEvents& {
-    if (!next) next = cur ? std::make_shared<MemoryEvents>(*cur) : std::make_shared<MemoryEvents>();
-    return *next;
-  };
-  if (which.events || first) {
-    const FileRead r = read(e, FileKind::events, report);
-    if (r.status == Status::gone) return {.gone = true};
-    if (r.status == Status::ok) {
-      parse_error(FileKind::events, parse::parse_flat_keyed(r.text, parse::event_key_table(), events_layout_,
-                                                            events_scratch_.out()).malformed);
-      if (!cur || !(events_scratch_ == cur->events)) {
-        if (cur) {
-          for (auto k : kNotableEvents) out.notable = out.notable || events_scratch_.get(k) != cur->events.get(k);
-          for (auto k : kKillEvents) out.kill = out.kill || events_scratch_.get(k) != cur->events.get(k);
-        }
-        change().events = events_scratch_;
-        // The kernel raises memory.events.local with memory.events (of this
-        // cgroup's own events; an ancestor's changes on a descendant's too).
-        // Opened by name where its fd did not fit: ENOENT then means "no such
-        // file here" as often as "gone" (memory.events, read above, says which).
-        const FileRead l = read(e, FileKind::events_local, report);
-        if (l.status == Status::ok) {
-          parse::EventValues local;
-          parse_error(FileKind::events_local,
-                      parse::parse_flat_keyed(l.text, parse::event_key_table(), local_layout_, local.out()).malformed);
-          next->local = std::move(local);
-        }
-      }
-    }
-  }
-  if (which.swap || first) {
-    const FileRead r = read(e, FileKind::swap_events, report);  // ENOENT: no swap accounting, as above
-    if (r.status == Status::ok) {
-      parse::SwapEventValues swap;
-      parse_error(FileKind::swap_events,
-                  parse::parse_flat_keyed(r.text, parse::swap_event_key_table(), swap_layout_, swap.out()).malformed);
-      if (!cur || !cur->swap || !(swap == *cur->swap)) change().swap = std::move(swap);
-    }
-  }
-  if (which.oomd && e.dir.valid()) {
-    const cgroupfs::OomdXattrs x = cgroupfs::read_oomd_xattrs(io_, e.dir.get());
-    if (x.error != 0 && x.error != EINVAL) {
-      ++counters_.read_errors[static_cast<size_t>(FileKind::events)];
-      report.add_error({"getxattr user.oomd_*", cgroup_dir(root_, e.id->path), x.error});
-    }
-    if (x.error == EINVAL) parse_error(FileKind::events);
-    const OomdCounts oomd{x.ooms, x.kills};
-    if (!(oomd == (cur ? cur->oomd : OomdCounts{}))) {
-      out.notable = out.notable || cur != nullptr;
-      out.kill = out.kill || cur != nullptr;
-      change().oomd = oomd;
-    }
-  }
-  if (next) {
-    next->read_at = now;
-    e.probe.events = std::move(next);
+  EventsUpdate u{e.probe.events.get(), nullptr};
+  if ((which.events || first) && !read_memory_events(e, u, out, report)) return {.gone = true};
+  if (which.swap || first) read_swap_events(e, u, report);
+  if (which.oomd) read_oomd(e, u, out, report);
+  if (u.next) {
+    u.next->read_at = now;
+    e.probe.events = std::move(u.next);
     out.changed = true;
   }
   return out;
