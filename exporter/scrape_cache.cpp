@@ -4,13 +4,14 @@ namespace memcg::exporter {
 
 bool ScrapeCache::HeadSource::same_as(const Snapshot& snap, const void* cfg) const {
   // Without a roster (a snapshot built by hand) nothing says the set is the same.
-  return snap.roster && cfg == config && snap.records == records && snap.roster == roster;
+  return snap.roster && cfg == config && snap.records == records && snap.roster == roster && snap.removed == removed;
 }
 
 void ScrapeCache::HeadSource::take(const Snapshot& snap, const void* cfg) {
   config = cfg;
   records = snap.records;
   roster = snap.roster;
+  removed = snap.removed;
 }
 
 ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, const Render& render) {

@@ -7,9 +7,10 @@
 //
 // Across snapshots, the gzip body's head — the memcg_cgroup_info family, a
 // quarter of the text — is compressed once and reused for as long as the
-// cgroups, their rules and the container records stay the same (compared by
-// the shared roster and records themselves, held here so their addresses
-// cannot be reused); only the values are rendered and compressed per scrape.
+// cgroups, their rules, the container records and the removed cgroups still
+// served stay the same (compared by the shared roster, records and removed
+// views themselves, held here so their addresses cannot be reused); only the
+// values are rendered and compressed per scrape.
 #pragma once
 
 #include <cstdint>
@@ -65,6 +66,7 @@ class ScrapeCache {
     const void* config = nullptr;
     std::shared_ptr<const Roster> roster;  // the cgroups and their rules, in order
     std::shared_ptr<const runtime::BoundRecords> records;
+    std::shared_ptr<const std::vector<CgroupView>> removed;  // removed cgroups' info is in the identity part too
     bool same_as(const Snapshot& snap, const void* config) const;
     void take(const Snapshot& snap, const void* config);
   };

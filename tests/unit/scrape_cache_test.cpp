@@ -89,7 +89,7 @@ TEST(ScrapeCache, ConcurrentScrapersOfOneSnapshotShareOneRenderAndOneCompression
   EXPECT_EQ(cache.counts().compressions, 1u);
 }
 
-TEST(ScrapeCache, TheIdentityHeadIsCompressedOnceWhileCgroupsRulesAndRecordsStay) {
+TEST(ScrapeCache, TheIdentityHeadIsCompressedOnceWhileCgroupsRulesRecordsAndRemovalsStay) {
   ScrapeCache cache;
   Snapshot snap = snapshot(50, 1);
   Counting n;
@@ -134,6 +134,17 @@ TEST(ScrapeCache, TheIdentityHeadIsCompressedOnceWhileCgroupsRulesAndRecordsStay
   n.render(snap).identity(want);
   n.render(snap).values(want);
   EXPECT_EQ(gunzip(*z6.bytes), want);
+  // Removed cgroups' info is part of the head: one kept, then expired, with
+  // the live cgroups as they were (the roster unchanged).
+  n.identity = 0;
+  snap.removed = std::make_shared<const std::vector<CgroupView>>(1, snap.cgroups.front());
+  snap.pass = 7;
+  (void)cache.get(snap, {7, &reload}, true, n.render(snap));
+  EXPECT_EQ(n.identity.load(), 1);
+  snap.removed.reset();
+  snap.pass = 8;
+  (void)cache.get(snap, {8, &reload}, true, n.render(snap));
+  EXPECT_EQ(n.identity.load(), 2) << "an expired removal must not stay in a reused head";
 }
 
 TEST(ScrapeCache, NewSnapshotOrConfigurationRendersAgainAndOldBodiesAreDropped) {
