@@ -149,6 +149,16 @@ std::string summary_table(const Snapshot& snap, const config::Config& cfg, TimeP
        fmt("%.1f ms", to_seconds(snap.pass_duration) * 1e3) + "</td></tr>\n";
   h += "<tr><td>memory.stat reads</td><td>" + std::to_string(reads) + " (mean " + mean_read + ")</td></tr>\n";
   h += "<tr><td>reads avoided</td><td id=\"avoided\">" + std::to_string(snap.skips) + " probes (" + avoided + ")</td></tr>\n";
+  // OOM kills the kernel counted in the collected cgroups' own files, and
+  // the removed cgroups whose counters are still served (docs/oom.md).
+  uint64_t kills = 0;
+  for (const auto& c : snap.cgroups)
+    if (c.probe.events && c.probe.events->local) kills += c.probe.events->local->get(parse::ev_oom_kill).value_or(0);
+  const size_t removed = snap.removed ? snap.removed->size() : 0;
+  h += "<tr><td>OOM kills</td><td id=\"oom\">" + std::to_string(kills) + " in collected cgroups since they were created; " +
+       std::to_string(removed) + " removed cgroups kept" +
+       (snap.removed_dropped ? " (" + std::to_string(snap.removed_dropped) + " dropped for metrics.removed_max)" : "") + "; " +
+       std::to_string(snap.event_wakeups) + " event wake-ups</td></tr>\n";
   h += "<tr><td>errors</td><td" + std::string(read_errors + parse_errors ? " class=\"warn\"" : "") + ">" +
        std::to_string(read_errors) + " read, " + std::to_string(parse_errors) + " parse</td></tr>\n";
   const SeriesBudget budget = series_per_cgroup(cfg.defaults, cfg.metrics.profile, cfg.collector.max_stat_reads_per_second > 0);

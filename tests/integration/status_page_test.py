@@ -89,6 +89,7 @@ def test_status_page_in_a_real_browser():
         assert k8s[6] == "1" and int(k8s[7]) >= 2, k8s              # one read, skips since
         assert k8s[10].isdigit() and k8s[11] == "default", k8s      # the series' cgroup_id, the rule
         assert dom.ids["profile"].startswith("default: 22"), dom.ids
+        assert dom.ids["oom"].startswith("0 in collected cgroups") and "0 removed cgroups kept" in dom.ids["oom"], dom.ids
         assert rows[HOSTILE][0] == HOSTILE, "a hostile name is shown as text"
         assert dom.imgs == 0 and dom.scripts == 1, "and never becomes markup"
         assert dom.ids["cgroup-count"].startswith("10"), dom.ids
