@@ -85,7 +85,7 @@ const MetricDef kCadvisorTable[] = {
          for (std::string_view scope : {"container", "hierarchy"}) s.add(num(*v), {{"failure_type", type}, {"scope", scope}});
    }},
   {"container_oom_events_total", Profile::cadvisor, MetricType::Counter, "id, name, image, container, pod, namespace",
-   "OOM kills in the cgroup: memory.events oom_kill, read within milliseconds of the kernel flagging a change, and kept for metrics.removed_retention after the cgroup is removed (cAdvisor counts the kernel log's OOM kills per container and drops the series with the container).",
+   "OOM kills in the cgroup: memory.events oom_kill, served within milliseconds of the kernel counting it, and kept for metrics.removed_retention after the cgroup is removed (cAdvisor counts the kernel log's OOM kills per container and drops the series with the container).",
    [](const CV& c, const Ctx&, Sink& s) {
      if (c.probe.events)
        if (auto v = c.probe.events->events.get(parse::ev_oom_kill)) s.add(num(*v));

@@ -149,7 +149,7 @@ const MetricDef kTable[] = {
        if (c.settings->stats.allows_unknown(u.name)) s.add(d(u.value), {{"stat", u.name}});
    }},
   {"memcg_memory_events_total", Profile::lean, MetricType::Counter, "event",
-   "memory.events counters of the cgroup and its descendants: high, max, oom, oom_kill (the full profile adds low, oom_group_kill, sock_throttled where the kernel has it, and any key a newer kernel prints), read within milliseconds of the kernel flagging a change; zeros included, so the first event is an increase. Kept after the cgroup is removed (memcg_cgroup_removed_timestamp_seconds).",
+   "memory.events counters of the cgroup and its descendants: high, max, oom, oom_kill (the full profile adds low, oom_group_kill, sock_throttled where the kernel has it, and any key a newer kernel prints), read when the kernel flags a change (an OOM kill served within milliseconds, other changes from the next pass); zeros included, so the first event is an increase. Kept after the cgroup is removed (memcg_cgroup_removed_timestamp_seconds).",
    [](const CV& c, const Ctx& x, Sink& s) {
      if (!c.probe.events) return;
      const auto& ev = c.probe.events->events;
