@@ -191,8 +191,8 @@ PassReport Collector::run_pass() {
 }
 
 void Collector::bury_departed(TimePoint now) {
+  const auto records = identity_.records();
   for (const CgroupEntry& e : table_.take_departed()) {
-    const auto records = identity_.records();
     const runtime::ContainerRecord* r =
         records ? runtime::record_for(*records, e.id->identity.container_id, e.id->path) : nullptr;
     tombstones_.bury(e, r, now, pass_wall_ + std::chrono::duration_cast<WallTime::duration>(clock_.now() - now));
