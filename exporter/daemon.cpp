@@ -261,20 +261,24 @@ class PassAftermath {
   bool announced_ = false;
 };
 
-}  // namespace
-
-int run_daemon(const Options& opts, config::Config cfg, const std::string& root, const cgroupfs::FdLimit& fds,
-               const WebConfigFile* web_file, Clock& clock) {
-  // Signals are taken synchronously by this loop (through a signalfd). They
-  // are blocked before any thread starts, so CivetWeb's workers inherit the
-  // mask and a SIGTERM can only ever be received here.
+// Signals are taken synchronously by the daemon loop (through a signalfd).
+// They are blocked before any thread starts, so CivetWeb's workers inherit
+// the mask and a SIGTERM can only ever be received there.
+sys::UniqueFd take_signals() {
   sigset_t sigs;
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGTERM);
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-  const sys::UniqueFd signals(::signalfd(-1, &sigs, SFD_CLOEXEC));
+  return sys::UniqueFd(::signalfd(-1, &sigs, SFD_CLOEXEC));
+}
+
+}  // namespace
+
+int run_daemon(const Options& opts, config::Config cfg, const std::string& root, const cgroupfs::FdLimit& fds,
+               const WebConfigFile* web_file, Clock& clock) {
+  const sys::UniqueFd signals = take_signals();
   if (!signals.valid()) {
     log_error(std::string("signalfd: ") + std::strerror(errno));
     return 1;

@@ -49,6 +49,18 @@ CgroupReader::FileRead CgroupReader::read(const CgroupEntry& e, FileKind kind, s
   return {Status::failed, {}};
 }
 
+// memory.pressure into e.probe: false if the cgroup is gone.
+bool CgroupReader::probe_pressure(CgroupEntry& e, TimePoint now, PassReport& report) {
+  const FileRead r = read(e, FileKind::pressure, report);
+  if (r.status == Status::gone) return false;
+  ProbeValues& p = e.probe;
+  p.has_psi = r.status == Status::ok;
+  p.psi = parse::Psi{};
+  p.psi_at = p.has_psi ? now : TimePoint{};
+  if (p.has_psi) parse_error(FileKind::pressure, parse::parse_psi(r.text, p.psi));
+  return true;
+}
+
 CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, TimePoint now, bool host_swap, bool events_flagged,
                                         bool swap_flagged, PassReport& report) {
   Probe out;
@@ -108,16 +120,9 @@ CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, TimePoint now, bool host
   };
   const bool moved = first || !same(p.current, had_current, prev_current) || !same(p.swap, had_swap, prev_swap) ||
                      events_changed;
-  if (moved) {
-    const FileRead r = read(e, FileKind::pressure, report);
-    if (r.status == Status::gone) {
-      out.gone = true;
-      return out;
-    }
-    p.has_psi = r.status == Status::ok;
-    p.psi = parse::Psi{};
-    p.psi_at = p.has_psi ? now : TimePoint{};
-    if (p.has_psi) parse_error(FileKind::pressure, parse::parse_psi(r.text, p.psi));
+  if (moved && !probe_pressure(e, now, report)) {
+    out.gone = true;
+    return out;
   }
   out.moved = moved;
 

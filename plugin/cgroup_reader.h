@@ -105,6 +105,7 @@ class CgroupReader {
   FileRead read(const CgroupEntry& e, FileKind kind, PassReport& report) { return read(e, kind, buf_, report); }
   FileRead read(const CgroupEntry& e, FileKind kind, std::string& buf, PassReport& report);
   void parse_error(FileKind kind, uint64_t n = 1) noexcept { counters_.parse_errors[static_cast<size_t>(kind)] += n; }
+  bool probe_pressure(CgroupEntry& e, TimePoint now, PassReport& report);
   struct EventsUpdate;
   bool read_memory_events(const CgroupEntry& e, EventsUpdate& u, EventsRead& out, PassReport& report);
   void read_swap_events(const CgroupEntry& e, EventsUpdate& u, PassReport& report);

@@ -101,7 +101,6 @@ void Collector::apply_read(CgroupEntry& e, cache::ReadReason reason, const Cgrou
   // the kernel's flag cannot be watched (its fd did not fit the budget).
   if (take.limits) {
     const auto ev = reader_.read_events(e, {.swap = !e.swap_events_polled, .oomd = true}, now, report);
-    if (ev.gone) e.gone = true;
     e.events_changed_owed = e.events_changed_owed || ev.changed;
   }
   e.first_refresh = reason == cache::ReadReason::initial;
@@ -191,11 +190,13 @@ PassReport Collector::run_pass() {
 }
 
 void Collector::bury_departed(TimePoint now) {
-  const auto records = identity_.records();
-  for (const CgroupEntry& e : table_.take_departed()) {
+  const std::vector<CgroupEntry> departed = table_.take_departed();
+  const auto records = departed.empty() ? nullptr : identity_.records();
+  const WallTime wall = departed.empty() ? WallTime{} : pass_wall_ + std::chrono::duration_cast<WallTime::duration>(clock_.now() - now);
+  for (const CgroupEntry& e : departed) {
     const runtime::ContainerRecord* r =
         records ? runtime::record_for(*records, e.id->identity.container_id, e.id->path) : nullptr;
-    tombstones_.bury(e, r, now, pass_wall_ + std::chrono::duration_cast<WallTime::duration>(clock_.now() - now));
+    tombstones_.bury(e, r, now, wall);
   }
   tombstones_.expire(now, config_.metrics.removed_retention, config_.metrics.removed_max);
 }

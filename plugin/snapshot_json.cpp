@@ -18,6 +18,26 @@ void counters(JsonWriter& w, const parse::FlatKeyed<N>* v, const parse::KeyTable
   w.end_object();
 }
 
+// The event files as the kernel printed them (keys it adds included), and
+// systemd-oomd's record; null where the cgroup has no such file.
+void event_blocks(JsonWriter& w, const MemoryEvents* ev) {
+  w.key("events");
+  counters(w, ev ? &ev->events : nullptr, parse::event_key_table());
+  w.key("events_local");
+  counters(w, ev && ev->local ? &*ev->local : nullptr, parse::event_key_table());
+  w.key("swap_events");
+  counters(w, ev && ev->swap ? &*ev->swap : nullptr, parse::swap_event_key_table());
+  w.key("oomd");
+  if (ev && (ev->oomd.ooms || ev->oomd.kills)) {
+    w.begin_object();
+    w.key("ooms").value(ev->oomd.ooms.value_or(0));
+    w.key("kills").value(ev->oomd.kills.value_or(0));
+    w.end_object();
+  } else {
+    w.null();
+  }
+}
+
 template <typename T>
 void opt(JsonWriter& w, std::string_view k, const std::optional<T>& v) {
   w.key(k);
@@ -104,24 +124,7 @@ void cgroup(JsonWriter& w, const Snapshot& snap, const CgroupView& c, TimePoint 
     w.null();
   }
 
-  // The event files as the kernel printed them (keys it adds included);
-  // null where the cgroup has no such file.
-  const MemoryEvents* ev = p.events.get();
-  w.key("events");
-  counters(w, ev ? &ev->events : nullptr, parse::event_key_table());
-  w.key("events_local");
-  counters(w, ev && ev->local ? &*ev->local : nullptr, parse::event_key_table());
-  w.key("swap_events");
-  counters(w, ev && ev->swap ? &*ev->swap : nullptr, parse::swap_event_key_table());
-  w.key("oomd");
-  if (ev && (ev->oomd.ooms || ev->oomd.kills)) {
-    w.begin_object();
-    w.key("ooms").value(ev->oomd.ooms.value_or(0));
-    w.key("kills").value(ev->oomd.kills.value_or(0));
-    w.end_object();
-  } else {
-    w.null();
-  }
+  event_blocks(w, p.events.get());
 
   w.key("pressure");
   if (p.has_psi) {

@@ -90,6 +90,19 @@ long rss_kib(pid_t pid) {
   return -1;
 }
 
+// Removed cgroups are kept a while (metrics.removed_max, 1,000 by default),
+// never more: the churn removes thousands.
+void check_removed_bound(int port) {
+  const std::string body = http_get(port, "/metrics");
+  const auto value = [&](const std::string& name) {
+    const size_t at = body.find("\n" + name + " ");
+    return at == std::string::npos ? -1.0 : std::atof(body.c_str() + at + name.size() + 2);
+  };
+  const double kept = value("memcg_exporter_removed_cgroups"), dropped = value("memcg_exporter_removed_dropped_total");
+  std::printf("SOAK removed cgroups kept %.0f (bound 1000), dropped for the bound %.0f\n", kept, dropped);
+  if (!(kept >= 0 && kept <= 1000)) fail("removed-kept", "memcg_exporter_removed_cgroups = " + std::to_string(kept));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -239,18 +252,7 @@ int main(int argc, char** argv) {
     fail("ops", "only " + std::to_string(ops.load()) + " of " + std::to_string(o.min_ops) + " cgroup creations and removals in " +
                     std::to_string(static_cast<long>(secs)) + " s");
   if (bad_scrapes) fail("scrapes", std::to_string(bad_scrapes) + " scrapes failed");
-  // Removed cgroups are kept a while (metrics.removed_max, 1,000 by default),
-  // never more: the churn removes thousands.
-  {
-    const std::string body = http_get(o.port, "/metrics");
-    const auto value = [&](const std::string& name) {
-      const size_t at = body.find("\n" + name + " ");
-      return at == std::string::npos ? -1.0 : std::atof(body.c_str() + at + name.size() + 2);
-    };
-    const double kept = value("memcg_exporter_removed_cgroups"), dropped = value("memcg_exporter_removed_dropped_total");
-    std::printf("SOAK removed cgroups kept %.0f (bound 1000), dropped for the bound %.0f\n", kept, dropped);
-    if (!(kept >= 0 && kept <= 1000)) fail("removed-kept", "memcg_exporter_removed_cgroups = " + std::to_string(kept));
-  }
+  check_removed_bound(o.port);
   // Flat: after a warm-up third, the last third's maximum against the middle
   // third's: fds within what churn explains (below), RSS within 10 %.
   if (samples.size() >= 9) {
