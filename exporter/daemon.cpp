@@ -127,6 +127,19 @@ class ReportLog {
   bool root_ok_ = true;
 };
 
+// What the kernel adds to every memory.stat value's staleness, said once.
+std::shared_ptr<const cgroupfs::KernelFacts> probe_kernel(const std::string& root) {
+  auto k = std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel(root, cgroupfs::HostFacts::current()));
+  std::string present;
+  for (const auto& f : k->features)
+    if (f.present) present += (present.empty() ? "" : ",") + std::string(f.name);
+  log_info("kernel " + k->release + ": memory.stat may lag by " + std::to_string(k->stat_lag_bytes() / 1024) +
+           " KiB (flush threshold " + std::to_string(k->flush_threshold_updates()) + " updates: 64 x " +
+           std::to_string(k->online_cpus) + " online CPUs" + (k->has("stat_flush_per_cgroup") ? ", per cgroup subtree" : ", host-wide") +
+           "); features: " + (present.empty() ? "none" : present));
+  return k;
+}
+
 std::string describe_ports(const HttpServer& http) {
   std::string out;
   for (const auto& p : http.ports()) out += (out.empty() ? "" : " ") + std::string("port=") + std::to_string(p.port) + (p.ipv6 ? "(ipv6+ipv4)" : "");
@@ -299,6 +312,7 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
     log_notice("web.max_open_connections lowered from " + std::to_string(cfg.web.max_open_connections) + " to " +
                std::to_string(web.max_open_connections) + " to fit RLIMIT_NOFILE " + std::to_string(fds.soft));
   Collector collector(root, cfg, clock);
+  collector.set_kernel(probe_kernel(root));
   // The cgroups get what the rest of the daemon cannot need; the web server's
   // share follows its configuration, which a reload does not change.
   collector.set_fd_budget(cgroupfs::cgroup_fd_budget(fds.soft, cgroupfs::kBaseFdReserve + web_fd_reserve(web)));

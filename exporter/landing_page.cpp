@@ -223,10 +223,28 @@ std::string top_cgroups(const Snapshot& snap, TimePoint now) {
   return h;
 }
 
+// The kernel: what it adds to a value's staleness and its features (found at start).
+std::string kernel_table(const Snapshot& snap) {
+  if (!snap.kernel) return {};
+  const cgroupfs::KernelFacts& k = *snap.kernel;
+  std::string h = "<h2>Kernel</h2>\n<table class=\"summary\" id=\"kernel\">\n";
+  h += "<tr><td>release</td><td>" + html_escape(k.release) + ", " + std::to_string(k.online_cpus) + " online CPUs</td></tr>\n";
+  h += "<tr><td>memory.stat lag</td><td id=\"kernel-lag\">up to " + bytes(static_cast<double>(k.stat_lag_bytes())) +
+       " behind when read (flush threshold " + std::to_string(k.flush_threshold_updates()) + " updates = " +
+       bytes(static_cast<double>(k.flush_threshold_bytes())) + ", " +
+       (k.has("stat_flush_per_cgroup") ? "per cgroup subtree" : "host-wide") + "; periodic flush every " +
+       std::to_string(cgroupfs::kPeriodicFlush.count()) + " s)</td></tr>\n";
+  for (const auto& f : k.features)
+    h += "<tr><td>" + std::string(f.name) + "</td><td class=\"feature\">" + (f.present ? "yes" : "no") + ": " +
+         html_escape(f.note) + "</td></tr>\n";
+  return h + "</table>\n";
+}
+
 }  // namespace
 
 std::string render_landing_page(const Snapshot& snap, const config::Config& cfg, TimePoint now) {
-  return page_head() + summary_table(snap, cfg, now) + top_cgroups(snap, now) + "<h2>Configuration</h2>\n<pre>" +
+  return page_head() + summary_table(snap, cfg, now) + top_cgroups(snap, now) + kernel_table(snap) +
+         "<h2>Configuration</h2>\n<pre>" +
          html_escape(config::describe(cfg)) + "</pre>\n<script>" + std::string(kScript) + "</script>\n</body></html>\n";
 }
 

@@ -249,6 +249,22 @@ const MetricDef kTable[] = {
   {"memcg_rule_max_age_seconds", Profile::lean, MetricType::Gauge, "rule",
    "Longest a cgroup under this rule serves cached memory.stat values: it is re-read at least this often.", nullptr,
    [](const Ctx& x, Sink& s) { if (x.snap.rules) for (const auto& r : *x.snap.rules) s.add(to_seconds(r->max_age), {{"rule", r->name}}); }},
+  // --- the kernel (found once at start: cgroupfs/kernel_facts.h) ----------
+  {"memcg_kernel_stat_flush_threshold_bytes", Profile::lean, MetricType::Gauge, "",
+   "The kernel's memory.stat flush threshold on this host, in bytes: 64 x online CPUs updates of a page each (MEMCG_CHARGE_BATCH). A read flushes the per-CPU counters first only when more updates than this are pending: host-wide before Linux 6.8, in the cgroup's own subtree since.", nullptr,
+   [](const Ctx& x, Sink& s) { if (x.snap.kernel) s.add(d(x.snap.kernel->flush_threshold_bytes())); }},
+  {"memcg_kernel_stat_lag_max_bytes", Profile::lean, MetricType::Gauge, "",
+   "How far a memory.stat amount may lag its cgroup's true value at the moment it is read, by the kernel's own batching: the threshold counted but not flushed plus one batch per CPU not yet counted (2 x memcg_kernel_stat_flush_threshold_bytes). A cached value's total bound adds the rule's threshold (memcg:stat_staleness_bound_bytes).", nullptr,
+   [](const Ctx& x, Sink& s) { if (x.snap.kernel) s.add(d(x.snap.kernel->stat_lag_bytes())); }},
+  {"memcg_kernel_stat_flush_period_seconds", Profile::lean, MetricType::Gauge, "",
+   "Interval of the kernel's periodic flush of every cgroup's statistics (FLUSH_TIME): updates below the threshold wait at most this long, or longer when the flush worker runs late on a busy host.", nullptr,
+   [](const Ctx& x, Sink& s) { if (x.snap.kernel) s.add(to_seconds(cgroupfs::kPeriodicFlush)); }},
+  {"memcg_exporter_kernel_feature", Profile::lean, MetricType::Gauge, "feature",
+   "1 if the kernel offers a feature memcg-exporter looks for, 0 if not, found at start: stat_flush_per_cgroup (6.8+: a memory.stat read flushes by its own subtree's pending updates), psi (memory.pressure), memory_stat_zswap, memory_stat_hugetlb (memory.stat keys newer than 6.1, served like the rest), memory_peak_fd_reset (6.12+: memory.peak reset per open file). The status page says what each changes.", nullptr,
+   [](const Ctx& x, Sink& s) {
+     if (x.snap.kernel)
+       for (const auto& f : x.snap.kernel->features) s.add(f.present ? 1 : 0, {{"feature", f.name}});
+   }},
   // --- the exporter itself -----------------------------------------------
   {"memcg_exporter_build_info", Profile::lean, MetricType::Gauge, "version, revision",
    "Always 1; labels carry the version and source revision.", nullptr,

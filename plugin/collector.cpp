@@ -357,6 +357,7 @@ void Collector::fill(Snapshot& snap) {
   snap.records = identity_.records();
   snap.engines = identity_.engine_stats();
   snap.containerd = identity_.containerd_stats();
+  snap.kernel = kernel_;
 }
 
 void Collector::publish(TimePoint started, Duration probe_from) {

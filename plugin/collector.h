@@ -66,6 +66,9 @@ class Collector {
   // Descriptors the collected cgroups may hold (CgroupTable::set_fd_budget);
   // from the thread that runs passes, effective at the next rescan.
   void set_fd_budget(uint64_t max_fds) noexcept { table_.set_fd_budget(max_fds); }
+  // What the kernel is (cgroupfs::probe_kernel), served with every snapshot
+  // from the next one on; from the thread that runs passes.
+  void set_kernel(std::shared_ptr<const cgroupfs::KernelFacts> k) noexcept { kernel_ = std::move(k); }
   // Tests: flag event files by hand (cgroupfs/event_poller.h); before the first pass.
   void set_event_poller(std::unique_ptr<cgroupfs::EventPoller> p) { table_.set_event_poller(std::move(p)); }
 
@@ -125,6 +128,7 @@ class Collector {
   std::vector<config::Glob> refresh_;  // guarded by refresh_mu_
 
   std::shared_ptr<const std::vector<std::shared_ptr<const config::Settings>>> rules_;  // config_.resolved()
+  std::shared_ptr<const cgroupfs::KernelFacts> kernel_;
   std::shared_ptr<const Roster> roster_;  // the table's ids and settings as of roster_generation_
   uint64_t roster_generation_ = 0;
   runtime::IdentitySources identity_;  // hook records and Engine APIs, bound to their cgroups

@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "plugin/cgroup_files.h"
+#include "plugin/cgroupfs/kernel_facts.h"
 #include "plugin/cache/flush_policy.h"
 #include "plugin/clock.h"
 #include "plugin/histogram.h"
@@ -168,6 +169,9 @@ struct Snapshot {
   // with the identity and memory.events only, oldest first; null if none.
   std::shared_ptr<const std::vector<CgroupView>> removed;
   uint64_t removed_dropped = 0;  // tombstones dropped before their retention for metrics.removed_max
+  // The kernel's flush threshold and features (cgroupfs/kernel_facts.h),
+  // found once at start; null when not probed (tests).
+  std::shared_ptr<const cgroupfs::KernelFacts> kernel;
 };
 
 }  // namespace memcg

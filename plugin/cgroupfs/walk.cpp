@@ -96,7 +96,22 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
   // Every kFullEvery-th walk lists every directory again: a safety net for
   // what the link count cannot see (a child renamed in place keeps it).
   const bool full = walks_++ % kFullEvery == 0;
-  const uint64_t stamp = walks_;
+  // A child removed and another created in the same directory between two
+  // walks keep its link count, so its reused listing names the removed one
+  // and not the new one. Finding the removed one gone marks the directory
+  // for listing, and the traversal is made once more at once: the new
+  // cgroup is found by this walk, not the next rescan's (the cost, one
+  // more stat per directory, only in that case).
+  if (traverse(rootfd.get(), root, cfg, full, walks_, res) > 0) {
+    res = WalkResult{};
+    traverse(rootfd.get(), root, cfg, full, ++walks_, res);
+  }
+  return finish(elide_unchanged, std::move(res));
+}
+
+size_t Walker::traverse(int rootfd, const std::string& root, const config::CollectorConfig& cfg, bool full,
+                        uint64_t stamp, WalkResult& res) {
+  size_t stale = 0;
   queue_.clear();
   hits_.clear();
   without_memory_n_ = 0;
@@ -111,7 +126,7 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
     // a queue of open directories would grow with the tree's width and fail
     // with EMFILE on big trees.
     struct stat st{};
-    if ((is_root ? ::fstat(rootfd.get(), &st) : ::fstatat(rootfd.get(), path.c_str(), &st, AT_SYMLINK_NOFOLLOW)) != 0) {
+    if ((is_root ? ::fstat(rootfd, &st) : ::fstatat(rootfd, path.c_str(), &st, AT_SYMLINK_NOFOLLOW)) != 0) {
       const int err = errno;  // before anything that may allocate
       if (!is_gone(err)) {
         res.errors.push_back({"stat", full_path(root, path), err});
@@ -119,7 +134,10 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
       } else if (!is_root) {
         // Listed but gone: removed since, or renamed in place (which keeps
         // the parent's link count). The parent is listed again next walk.
-        if (auto parent = listings_.find(parent_path(path)); parent != listings_.end()) parent->second.nlink = 0;
+        if (auto parent = listings_.find(parent_path(path)); parent != listings_.end() && parent->second.nlink != 0) {
+          parent->second.nlink = 0;
+          ++stale;
+        }
       }
       continue;
     }
@@ -145,7 +163,7 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
     bool has_memory = unchanged && l.has_memory;
     if (!has_memory) {
       scratch.assign(is_root ? "" : path + "/").append("memory.stat");
-      has_memory = ::faccessat(rootfd.get(), scratch.c_str(), F_OK, 0) == 0;
+      has_memory = ::faccessat(rootfd, scratch.c_str(), F_OK, 0) == 0;
     }
     l.has_memory = has_memory;
     l.nlink = st.st_nlink;
@@ -174,7 +192,7 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
       } else {
         int err = 0;
         int raw;
-        do raw = ::openat(rootfd.get(), is_root ? "." : path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        do raw = ::openat(rootfd, is_root ? "." : path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         while (raw < 0 && errno == EINTR);
         if (raw < 0) {
           err = errno;
@@ -210,7 +228,10 @@ WalkResult Walker::walk(const std::string& root, const config::CollectorConfig& 
   // pointers into listings are not used past this point.
   std::erase_if(listings_, [&](const auto& kv) { return kv.second.stamp != stamp; });
   without_memory_.resize(without_memory_n_);
+  return stale;
+}
 
+WalkResult Walker::finish(bool elide_unchanged, WalkResult res) {
   // The same cgroups as last time, in the same order: nothing for the caller
   // to reconcile.
   bool same = hits_.size() == last_order_.size();

@@ -69,6 +69,12 @@ class Walker {
   static constexpr uint64_t kFullEvery = 30;
 
  private:
+  // One breadth-first pass over the tree into res and hits_; returns how
+  // many reused listings it found naming a removed child.
+  size_t traverse(int rootfd, const std::string& root, const config::CollectorConfig& cfg, bool full, uint64_t stamp,
+                  WalkResult& res);
+  // The walk's cgroups in pre-order (or none, when elided as unchanged).
+  WalkResult finish(bool elide_unchanged, WalkResult res);
   // What a directory held at the last walk. Kept in place from walk to walk
   // (a quiet rescan allocates nothing): `stamp` says which walk last saw it,
   // and directories no walk reached any more are dropped at its end.

@@ -197,6 +197,25 @@ TEST(Metrics, ReadsAppearPerReasonOnceTheyOccurredAndEventsKeepTheirZeros) {
   EXPECT_EQ(text.find("event=\"low\""), std::string::npos);
 }
 
+TEST(Metrics, TheKernelsTermOfTheBoundAndItsFeaturesAreServedOncePerHost) {
+  Snapshot snap;
+  DaemonStatus status;
+  ProcessStats proc;
+  std::string text;
+  render_text({snap, TimePoint{}, status, proc, "v", "r"}, text);
+  EXPECT_EQ(text.find("memcg_kernel_"), std::string::npos) << "not probed: nothing said";
+  fixtures::Tree t;
+  t.add("a");
+  snap.kernel = std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel(t.root(), {"6.12.117", 2, 4096}));
+  text.clear();
+  render_text({snap, TimePoint{}, status, proc, "v", "r", {}, config::Profile::lean}, text);
+  EXPECT_NE(text.find("\nmemcg_kernel_stat_flush_threshold_bytes 524288\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nmemcg_kernel_stat_lag_max_bytes 1048576\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nmemcg_kernel_stat_flush_period_seconds 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nmemcg_exporter_kernel_feature{feature=\"stat_flush_per_cgroup\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nmemcg_exporter_kernel_feature{feature=\"memory_stat_zswap\"} 0\n"), std::string::npos) << text;
+}
+
 // The default profile's budget, counted on synthetic worst cases (every
 // limit set, every read reason) for every profile, and measured on a
 // Kubernetes-shaped tree with real path lengths.

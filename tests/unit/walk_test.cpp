@@ -199,18 +199,32 @@ TEST(Walker, OnlyTheChangedDirectoryIsListed) {
   EXPECT_EQ(r.listed, 1u);
 }
 
-TEST(Walker, ARenameInPlaceIsFoundAtTheNextWalk) {
-  // A rename keeps the parent's link count: the old name is found gone, and
-  // the parent is listed again at the next walk.
+TEST(Walker, ARenameInPlaceIsFoundByTheSameWalk) {
+  // A rename keeps the parent's link count: the reused listing names the old
+  // name, found gone, and the walk goes round once more listing the parent.
   fixtures::Tree t;
-  for (const char* p : {"a", "a/x"}) t.add(p);
+  for (const char* p : {"a", "a/x", "b"}) t.add(p);
   Walker w;
   w.walk(t.root(), cfg());
   ASSERT_EQ(::rename((t.root() + "/a/x").c_str(), (t.root() + "/a/z").c_str()), 0);
   auto r = w.walk(t.root(), cfg());
-  EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a"}));
+  EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a", "a/z", "b"}));
+  EXPECT_EQ(r.listed, 2u) << "a, in the second round, and a/z, new";
   r = w.walk(t.root(), cfg());
-  EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a", "a/z"}));
+  EXPECT_EQ(r.listed, 0u) << "settled again: no second round";
+  EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a", "a/z", "b"}));
+}
+
+TEST(Walker, ACgroupRemovedAndAnotherCreatedInOneDirectoryAreBothSeenByOneWalk) {
+  // rmdir + mkdir under one parent between two walks: same link count.
+  fixtures::Tree t;
+  for (const char* p : {"a", "a/x", "a/y"}) t.add(p);
+  Walker w;
+  w.walk(t.root(), cfg());
+  t.remove("a/x");
+  t.add("a/new");
+  const auto r = w.walk(t.root(), cfg());
+  EXPECT_EQ(paths(r), (std::vector<std::string>{"/", "a", "a/new", "a/y"}));
 }
 
 TEST(Walker, TheMemoryControllerEnabledLaterIsSeen) {

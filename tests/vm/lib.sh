@@ -16,24 +16,68 @@ vm_packages() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# Prints the path of the cloud kernel's vmlinuz (MEMCG, PSI, NVMe, ext4 and the
-# 8250 console built in: it boots without an initramfs's modules).
+# The kernel the guests boot: MEMCG_VM_KERNEL=6.1 (default: Debian 12's cloud
+# kernel, from the host's own apt sources) or 6.12 (Debian 13's, fetched from
+# the same mirror's trixie suite through a private sources list and private
+# apt state under $VM_CACHE/trixie-apt: the host's apt setup is never changed).
+VM_KERNEL=${MEMCG_VM_KERNEL:-6.1}
+
+# apt-get/apt-cache options for the private trixie sources (created on first use).
+vm_trixie_apt() {
+  local d="$VM_CACHE/trixie-apt" mirror
+  mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+  if [ ! -f "$d/sources.list" ]; then
+    . "$(dirname "${BASH_SOURCE[0]}")/../../packaging/debian-mirror.sh"
+    mirror=$(debian_mirror)
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie main" > "$d/sources.list"
+  fi
+  # APT::Sandbox::User=root: the lists live outside /var/lib/apt, where _apt
+  # could not write them.
+  echo "-o Dir::Etc::sourcelist=$d/sources.list -o Dir::Etc::sourceparts=- -o Dir::State::Lists=$d/lists" \
+       "-o Dir::Cache=$d/cache -o Dir::State::status=/dev/null -o APT::Sandbox::User=root"
+}
+
+# Prints the unsigned image package behind linux-image-cloud-amd64 for the
+# apt options given (updating their lists once if they know no such package).
+vm_kernel_package() {
+  local meta
+  meta=$(apt-cache "$@" depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+  if [ -z "$meta" ]; then
+    apt-get "$@" update -qq >&2
+    meta=$(apt-cache "$@" depends linux-image-cloud-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+  fi
+  [ -n "$meta" ] && echo "$meta-unsigned"
+}
+
+# Prints the path of the chosen cloud kernel's vmlinuz (MEMCG, PSI, NVMe, ext4
+# and the 8250 console built in: it boots without an initramfs's modules).
+# Downloaded once into $VM_CACHE/kernel; a cached kernel of the requested
+# series is used when the mirror cannot be reached.
 vm_kernel() {
   mkdir -p "$VM_CACHE/kernel"
-  local meta pkg
-  meta=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
-  if [ -z "$meta" ]; then
-    apt-get update -qq
-    meta=$(apt-cache depends linux-image-cloud-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+  local opts=() pkg series
+  case "$VM_KERNEL" in
+    6.1) series=6.1 ;;
+    6.12) series=6.12; read -r -a opts <<<"$(vm_trixie_apt)" ;;
+    *) vm_log "MEMCG_VM_KERNEL=$VM_KERNEL: expected 6.1 or 6.12"; return 1 ;;
+  esac
+  pkg=$(vm_kernel_package "${opts[@]}") || pkg=
+  if [ -z "$pkg" ]; then
+    pkg=$(ls -d "$VM_CACHE/kernel/linux-image-$series".*-unsigned 2>/dev/null | tail -1)
+    [ -n "$pkg" ] || { vm_log "no $series cloud kernel in the mirror or in $VM_CACHE/kernel"; return 1; }
+    pkg=$(basename "$pkg")
+    vm_log "mirror unreachable: using the cached $pkg"
   fi
-  pkg="$meta-unsigned"
+  case "$pkg" in linux-image-"$series".*) ;; *) vm_log "$pkg is not a $series kernel"; return 1 ;; esac
   if [ ! -d "$VM_CACHE/kernel/$pkg" ]; then
     vm_log "downloading $pkg"
     local tmp
     tmp=$(mktemp -d "$VM_CACHE/kernel/dl.XXXXXX")
     chmod 777 "$tmp"  # apt-get download runs as _apt
-    (cd "$tmp" && apt-get download -qq "$pkg" && dpkg -x "$pkg"_*.deb "$VM_CACHE/kernel/$pkg")
+    (cd "$tmp" && apt-get "${opts[@]}" download -qq "$pkg" && dpkg -x "$pkg"_*.deb "$tmp/root") &&
+      mv "$tmp/root" "$VM_CACHE/kernel/$pkg"
     rm -rf "$tmp"
+    [ -d "$VM_CACHE/kernel/$pkg" ] || { vm_log "could not download $pkg"; return 1; }
   fi
   local config
   config=$(ls "$VM_CACHE/kernel/$pkg"/boot/config-*)
@@ -76,13 +120,19 @@ VM_CLOCK="clocksource=tsc tsc=reliable"
 VM_QEMU=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m 2048 -nodefaults -no-user-config
          -display none -serial stdio -no-reboot -device isa-debug-exit,iobase=0xf4,iosize=0x04)
 
+# The modules directory (lib/modules/VERSION) of an unpacked kernel package
+# KDIR: Debian 13 ships it under usr/ (merged /usr), Debian 12 does not.
+vm_modules_dir() {
+  ls -d "$1"/lib/modules/* "$1"/usr/lib/modules/* 2>/dev/null | head -1
+}
+
 # The virtio network driver of KERNEL's package, and the modules it needs, into
 # DIR with DIR/order (insmod order, dependencies first): the cloud kernel
 # builds it as a module and busybox's insmod does not resolve dependencies.
 vm_net_modules() {
   local kdir mods
   kdir=$(dirname "$(dirname "$1")")
-  mods=$(ls -d "$kdir"/lib/modules/*)
+  mods=$(vm_modules_dir "$kdir")
   mkdir -p "$2"
   : > "$2/order"
   add() {

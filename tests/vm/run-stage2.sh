@@ -68,10 +68,10 @@ for b in ${STAGE2_BINS:-}; do install -m755 "$b" "$root/usr/local/bin/"; done  #
 for f in ${STAGE2_DIRS:-}; do mkdir -p "$root/${f#*=}" && cp -a "${f%%=*}/." "$root/${f#*=}/"; done
 if [ "${STAGE2_MODULES:-0}" = 1 ]; then
   kdir=$(dirname "$(dirname "$kernel")")
-  kver=$(ls "$kdir/lib/modules")
+  mods=$(vm_modules_dir "$kdir")
   mkdir -p "$root/lib/modules"
-  cp -a "$kdir/lib/modules/$kver" "$root/lib/modules/"
-  /sbin/depmod -b "$root" "$kver"
+  cp -a "$mods" "$root/lib/modules/"
+  /sbin/depmod -b "$root" "$(basename "$mods")"
 fi
 install -m644 "$here/memcg-stage2.service" "$root/etc/systemd/system/"
 systemctl --root="$root" enable memcg-stage2.service >/dev/null 2>&1

@@ -65,6 +65,7 @@ struct Options {
   // removes memcgs varies from host to host and day to day (measured 43-175/s),
   // so the run is sized by work done, not by a rate it must reach.
   long min_ops = 0;
+  double removed_max = 1000;  // the exporter's metrics.removed_max
 };
 
 int g_failures = 0;
@@ -90,17 +91,17 @@ long rss_kib(pid_t pid) {
   return -1;
 }
 
-// Removed cgroups are kept a while (metrics.removed_max, 1,000 by default),
-// never more: the churn removes thousands.
-void check_removed_bound(int port) {
+// Removed cgroups are kept a while (metrics.removed_max), never more: the
+// churn removes thousands.
+void check_removed_bound(int port, double removed_max) {
   const std::string body = http_get(port, "/metrics");
   const auto value = [&](const std::string& name) {
     const size_t at = body.find("\n" + name + " ");
     return at == std::string::npos ? -1.0 : std::atof(body.c_str() + at + name.size() + 2);
   };
   const double kept = value("memcg_exporter_removed_cgroups"), dropped = value("memcg_exporter_removed_dropped_total");
-  std::printf("SOAK removed cgroups kept %.0f (bound 1000), dropped for the bound %.0f\n", kept, dropped);
-  if (!(kept >= 0 && kept <= 1000)) fail("removed-kept", "memcg_exporter_removed_cgroups = " + std::to_string(kept));
+  std::printf("SOAK removed cgroups kept %.0f (bound %.0f), dropped for the bound %.0f\n", kept, removed_max, dropped);
+  if (!(kept >= 0 && kept <= removed_max)) fail("removed-kept", "memcg_exporter_removed_cgroups = " + std::to_string(kept));
 }
 
 }  // namespace
@@ -121,6 +122,7 @@ int main(int argc, char** argv) {
     else if (k == "--reload") o.reload = std::atof(v.c_str());
     else if (k == "--live") o.live = std::atoi(v.c_str());
     else if (k == "--min-ops") o.min_ops = std::atol(v.c_str());
+    else if (k == "--removed-max") o.removed_max = std::atof(v.c_str());
     else if (k == "--threads") o.threads = std::max(1, std::atoi(v.c_str()));
     else {
       std::fprintf(stderr, "memcg-vmsoak: unknown option %s\n", k.c_str());
@@ -252,7 +254,7 @@ int main(int argc, char** argv) {
     fail("ops", "only " + std::to_string(ops.load()) + " of " + std::to_string(o.min_ops) + " cgroup creations and removals in " +
                     std::to_string(static_cast<long>(secs)) + " s");
   if (bad_scrapes) fail("scrapes", std::to_string(bad_scrapes) + " scrapes failed");
-  check_removed_bound(o.port);
+  check_removed_bound(o.port, o.removed_max);
   // Flat: after a warm-up third, the last third's maximum against the middle
   // third's: fds within what churn explains (below), RSS within 10 %.
   if (samples.size() >= 9) {

@@ -1,0 +1,101 @@
+#include "plugin/cgroupfs/kernel_facts.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <charconv>
+
+#include "plugin/sys/read_file.h"
+
+namespace memcg::cgroupfs {
+namespace {
+
+// A key at the start of a line of a flat-keyed file.
+bool has_key(std::string_view text, std::string_view key) {
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = text.find('\n', at);
+    const std::string_view line = text.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+    if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == ' ') return true;
+    if (end == std::string_view::npos) break;
+    at = end + 1;
+  }
+  return false;
+}
+
+// The first child cgroup of the root with the memory controller, or "".
+std::string first_child_memcg(const std::string& root) {
+  DIR* d = ::opendir(root.c_str());
+  if (!d) return {};
+  std::string found;
+  while (const dirent* de = ::readdir(d)) {
+    if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)) continue;
+    const std::string dir = root + "/" + de->d_name;
+    if (::access((dir + "/memory.peak").c_str(), F_OK) == 0 || ::access((dir + "/memory.current").c_str(), F_OK) == 0) {
+      found = dir;
+      break;
+    }
+  }
+  ::closedir(d);
+  return found;
+}
+
+}  // namespace
+
+std::optional<KernelVersion> parse_kernel_release(std::string_view release) noexcept {
+  KernelVersion v;
+  const char* p = release.data();
+  const char* end = p + release.size();
+  auto r = std::from_chars(p, end, v.major);
+  if (r.ec != std::errc{} || r.ptr == end || *r.ptr != '.') return std::nullopt;
+  r = std::from_chars(r.ptr + 1, end, v.minor);
+  if (r.ec != std::errc{}) return std::nullopt;
+  return v;
+}
+
+HostFacts HostFacts::current() {
+  HostFacts h;
+  struct utsname u{};
+  if (::uname(&u) == 0) h.release = u.release;
+  if (const long n = ::sysconf(_SC_NPROCESSORS_ONLN); n > 0) h.online_cpus = static_cast<unsigned>(n);
+  if (const long p = ::sysconf(_SC_PAGESIZE); p > 0) h.page_size = static_cast<uint64_t>(p);
+  return h;
+}
+
+bool KernelFacts::has(std::string_view feature) const noexcept {
+  for (const auto& f : features)
+    if (f.name == feature) return f.present;
+  return false;
+}
+
+KernelFacts probe_kernel(const std::string& root, const HostFacts& host) {
+  KernelFacts k;
+  k.release = host.release;
+  k.version = parse_kernel_release(host.release);
+  k.online_cpus = host.online_cpus;
+  k.page_size = host.page_size;
+  const auto stat = sys::read_file(root + "/memory.stat");
+  const std::string_view keys = stat.ok() ? std::string_view(stat.value()) : std::string_view{};
+  const std::string child = first_child_memcg(root);
+  // memory.peak is read-only before 6.12; from 6.12 a write resets the peak
+  // seen through that one open file.
+  struct stat peak{};
+  const bool peak_writable = !child.empty() && ::stat((child + "/memory.peak").c_str(), &peak) == 0 && (peak.st_mode & S_IWUSR);
+  const bool per_cgroup = k.version && *k.version >= KernelVersion{6, 8};
+  k.features = {
+      {"stat_flush_per_cgroup", per_cgroup,
+       per_cgroup ? "a memory.stat read flushes when this cgroup's subtree has more pending updates than the threshold"
+                  : "a memory.stat read flushes when the whole host has more pending updates than the threshold"},
+      {"psi", !child.empty() && ::access((child + "/memory.pressure").c_str(), F_OK) == 0,
+       "memory.pressure totals are served (memcg_memory_pressure_stalled_seconds_total)"},
+      {"memory_stat_zswap", has_key(keys, "zswap"), "zswap, zswapped and zswp* are memory.stat keys like any other"},
+      {"memory_stat_hugetlb", has_key(keys, "hugetlb"), "hugetlb (memory_hugetlb_accounting) is a memory.stat key like any other"},
+      {"memory_peak_fd_reset", peak_writable,
+       "not used: the 1-minute high comes from the probes (a reset needs write access to memory.peak)"},
+  };
+  return k;
+}
+
+}  // namespace memcg::cgroupfs
