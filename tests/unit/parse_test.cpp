@@ -31,6 +31,46 @@ TEST(StatParse, RealKernelBodyParsesEveryLine) {
   EXPECT_FALSE(v.get(idx("zswap")).has_value()) << "6.1 has no zswap line";
 }
 
+TEST(StatParse, EverySixTwelveKeyIsKnownAndClassified) {
+  // Debian 13's 6.12 (tests/fixtures/kernel-6.12, run-stage1.sh FIXTURES_OUT)
+  // prints keys 6.1 did not: sec_pagetables, pgdemote_*, pgpromote_success,
+  // pgscan/pgsteal_khugepaged, swpin_zero, swpout_zero.
+  for (const char* dir : {"work", "work_hog", "work_oom", "work_high", "root"}) {
+    const std::string body = fixtures::kernel_file(dir, "memory.stat", "6.12");
+    StatValues v;
+    LayoutCache layout;
+    const auto r = parse_flat_keyed(body, stat_key_table(), layout, v.out());
+    EXPECT_EQ(r.malformed, 0u) << dir;
+    EXPECT_TRUE(v.unknown.empty()) << dir << ": a 6.12 key is missing from the table: " << v.unknown.front().name;
+    EXPECT_GE(r.lines, 60u) << dir;
+  }
+  const std::string body = fixtures::kernel_file("work_hog", "memory.stat", "6.12");
+  StatValues v;
+  LayoutCache layout;
+  parse_flat_keyed(body, stat_key_table(), layout, v.out());
+  for (const char* k : {"sec_pagetables", "swpin_zero", "pgdemote_khugepaged", "pgpromote_success"})
+    EXPECT_TRUE(v.get(idx(k)).has_value()) << k;
+  EXPECT_EQ(stat_kind(idx("sec_pagetables")), StatKind::bytes);
+  EXPECT_EQ(stat_kind(idx("swpin_zero")), StatKind::events);
+  EXPECT_EQ(stat_kind(idx("pgdemote_khugepaged")), StatKind::events);
+  EXPECT_EQ(stat_kind(idx("zswap")), StatKind::bytes);
+  EXPECT_EQ(stat_kind(idx("hugetlb")), StatKind::bytes);
+}
+
+TEST(EventsParse, SixTwelveEventFilesParse) {
+  LayoutCache layout;
+  EventValues v;
+  auto r = parse_flat_keyed(fixtures::kernel_file("work_oom", "memory.events", "6.12"), event_key_table(), layout, v.out());
+  EXPECT_EQ(r.malformed, 0u);
+  EXPECT_TRUE(v.unknown.empty());
+  EXPECT_GT(v.get(ev_oom_kill).value_or(0), 0u) << "the fixture's cgroup was OOM-killed";
+  LayoutCache swap_layout;
+  SwapEventValues sw;
+  r = parse_flat_keyed(fixtures::kernel_file("work_oom", "memory.swap.events", "6.12"), swap_event_key_table(), swap_layout, sw.out());
+  EXPECT_EQ(r.malformed, 0u);
+  EXPECT_TRUE(sw.unknown.empty());
+}
+
 TEST(StatParse, KeysAreClassifiedByKind) {
   EXPECT_EQ(stat_kind(idx("anon")), StatKind::bytes);
   EXPECT_EQ(stat_kind(idx("slab")), StatKind::bytes);

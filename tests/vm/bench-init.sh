@@ -15,6 +15,7 @@ synthetic=1
 scrape_only=0
 cost=0
 baseline=0
+premise=0
 for a in $(cat /proc/cmdline); do
   case $a in
     memcg_bench_cost=*) cost=${a#*=} ;;
@@ -23,6 +24,7 @@ for a in $(cat /proc/cmdline); do
     memcg_bench_synthetic=*) synthetic=${a#*=} ;;
     memcg_bench_scrape=*) scrape_only=${a#*=} ;;
     memcg_bench_baseline=*) baseline=${a#*=} ;;
+    memcg_bench_premise=*) premise=${a#*=} ;;
   esac
 done
 echo "VMBENCH kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) vCPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null), $n cgroups, $ticks ticks"
@@ -31,6 +33,66 @@ echo "+memory" > $CG/cgroup.subtree_control
 mkdir $CG/agent
 echo $$ > $CG/agent/cgroup.procs
 rc=0
+
+# The premise on this kernel (docs/how-the-cache-decides.md): a memory.stat
+# read against a memory.current read, quiet and busy, with the kernel's memcg
+# flushes counted; then the whole daemon at its defaults against the naive
+# daemon (threshold 0: memory.stat re-read every pass), each decomposed by
+# memcg-cost; at 1,000 cgroups and again at N.
+if [ "$premise" = 1 ]; then
+  mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+  # The function a memcg flush runs: 6.1's whole-tree flush, 6.8+'s subtree one.
+  for f in cgroup_rstat_flush_irqsafe cgroup_rstat_flush css_rstat_flush; do
+    grep -qE " [tT] $f\$" /proc/kallsyms && { fn=$f; break; }
+  done
+  echo "p:memcgflush $fn" > /sys/kernel/tracing/kprobe_events && echo 1 > /sys/kernel/tracing/events/kprobes/memcgflush/enable ||
+    echo "VMBENCH premise: no kprobe on $fn"
+  echo "VMBENCH premise: flushes counted at $fn; memcg_flush_stats tracepoint: $([ -d /sys/kernel/tracing/events/memcg/memcg_flush_stats ] && echo yes || echo no)"
+  mkdir -p $CG/bench $CG/daemon
+  echo +memory > $CG/bench/cgroup.subtree_control
+  for q in 0 1 2; do mkdir -p $CG/bench/q$q; echo +memory > $CG/bench/q$q/cgroup.subtree_control; done
+  made=0
+  grow() {  # pods up to $1 cgroups in all (4 per pod: the pod and 3 containers)
+    want=$(( ($1 - 4) / 4 ))
+    seq $made $((want - 1)) | awk -v cg=$CG/bench '{print cg "/q" ($1 % 3) "/pod" $1}' | xargs mkdir
+    seq $made $((want - 1)) | awk -v cg=$CG/bench '{print cg "/q" ($1 % 3) "/pod" $1 "/cgroup.subtree_control"}' |
+      while read -r f; do echo +memory > "$f"; done
+    seq $made $((want - 1)) | awk -v cg=$CG/bench '{for (c = 0; c < 3; c++) print cg "/q" ($1 % 3) "/pod" $1 "/c" c}' | xargs mkdir
+    made=$want
+  }
+  grow 1000
+  busy=""
+  for p in 0 1 2 3 4 5 6 7; do
+    sh -c 'echo $$ > "$0/cgroup.procs" && exec memcg-vmload wave 16' "$CG/bench/q$((p % 3))/pod$p/c0" >/dev/null 2>&1 &
+    busy="$busy,q$((p % 3))/pod$p/c0"
+  done
+  printf '[defaults]\nthreshold = 0\n' > /tmp/naive.toml
+  for size in 1000 $n; do
+    [ "$size" -gt "$made" ] && grow "$size"
+    cgs=$(find $CG/bench -type d | wc -l)
+    echo "VMBENCH premise: $cgs cgroups under bench, 8 busy leaves"
+    memcg-premise --root $CG/bench --busy "${busy#,}" --label "$cgs" --kprobe memcgflush 2>&1 | sed 's/^/VMBENCH /'
+    for variant in default naive; do
+      args=""
+      [ $variant = naive ] && args="--config /tmp/naive.toml"
+      echo "VMBENCH premise daemon: $variant over $cgs cgroups"
+      sh -c 'echo $$ > /sys/fs/cgroup/daemon/cgroup.procs && exec memcg-exporter "$@" --root /sys/fs/cgroup/bench --web.listen-address 127.0.0.1:9756' sh $args >/tmp/exporter.log 2>&1 &
+      xpid=$!
+      i=0
+      while [ $i -lt 300 ] && ! wget -qO /dev/null http://127.0.0.1:9756/-/ready 2>/dev/null; do sleep 1; i=$((i + 1)); done
+      sleep 20
+      h0=$(awk '$1 == "memcgflush" {print $2}' /sys/kernel/tracing/kprobe_profile)
+      memcg-cost --port 9756 --pid $xpid --seconds "$ticks" --scrape-every 15 --bare $CG/bench 2>&1 | sed 's/^/VMBENCH /' || rc=1
+      h1=$(awk '$1 == "memcgflush" {print $2}' /sys/kernel/tracing/kprobe_profile)
+      echo "VMBENCH premise daemon: $variant over $cgs cgroups: $((h1 - h0)) memcg flushes during the window and the bare loops"
+      kill $xpid
+      wait $xpid 2>/dev/null
+    done
+  done
+  echo "VMBENCH done rc=$rc"
+  memcg-vmload exit $rc
+  poweroff -f
+fi
 
 if [ "$cost" = 1 ]; then
   # The whole daemon at its default configuration over N real cgroups shaped

@@ -11,6 +11,11 @@
 #        COST=1: the whole daemon over N real cgroups for TICKS seconds, at the
 #        default configuration and then at max_age 30 s, each decomposed by
 #        memcg-cost next to the bare memory.current loop
+#        PREMISE=1: the premise on this kernel at 1,000 and N cgroups, 8 busy:
+#        memory.stat vs memory.current read CPU (quiet, busy) with the
+#        kernel's memcg flushes counted by a kprobe (memcg-premise), and the
+#        whole daemon at its defaults vs the naive one (threshold 0), each by
+#        memcg-cost; MEMCG_VM_KERNEL=6.12 for Debian 13's kernel
 #        COST=1 BASELINE=EXE: instead, EXE (an earlier build's memcg-exporter)
 #        and this build alternately at the default configuration, two
 #        windows each, in one boot (a before/after of a change)
@@ -30,7 +35,7 @@ ir="$work/ir"
 vm_initramfs_root "$ir"
 vm_copy_with_libs "$build/tests/memcg-bench" "$ir" bin
 vm_copy_with_libs "$build/exporter/memcg-exporter" "$ir" bin
-install -m755 "$build/tests/memcg-vmload" "$build/tests/memcg-cost" "$ir/bin/"
+install -m755 "$build/tests/memcg-vmload" "$build/tests/memcg-cost" "$build/tests/memcg-premise" "$ir/bin/"
 install -m755 "$here/bench-init.sh" "$ir/init"
 if [ -n "${BASELINE:-}" ]; then  # under its own name: it may be called memcg-exporter too
   install -m755 "$BASELINE" "$work/memcg-exporter-baseline"
@@ -46,7 +51,7 @@ vm_log "booting $(basename "$kernel"): memcg-bench over $n cgroups, $ticks ticks
 set +e
 # 6 GiB: the tmpfs tree, N real memcgs and two collectors' state.
 timeout 3600 "${VM_QEMU[@]}" -m 6144 -kernel "$kernel" -initrd "$work/initramfs.gz" \
-  -append "$VM_CLOCK console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks memcg_bench_synthetic=${SYNTHETIC:-1} memcg_bench_scrape=${SCRAPE_ONLY:-0} memcg_bench_cost=${COST:-0} memcg_bench_baseline=$([ -n "${BASELINE:-}" ] && echo 1 || echo 0)" </dev/null > "$work/serial.log" 2>&1
+  -append "$VM_CLOCK console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks memcg_bench_synthetic=${SYNTHETIC:-1} memcg_bench_scrape=${SCRAPE_ONLY:-0} memcg_bench_cost=${COST:-0} memcg_bench_baseline=$([ -n "${BASELINE:-}" ] && echo 1 || echo 0) memcg_bench_premise=${PREMISE:-0}" </dev/null > "$work/serial.log" 2>&1
 rc=$?
 set -e
 grep -aE '^(VMBENCH|memcg-bench|\|)' "$work/serial.log" || true

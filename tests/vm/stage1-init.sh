@@ -82,6 +82,30 @@ sh -c 'echo $$ > /sys/fs/cgroup/agent/cgroup.procs && exec "$@"' sh memcg-vmchec
   --idle "t5$idle" --busy t1/g1/l1 --oom t2/g1/l1 --high t3/g1/l1 \
   --freeze t1/g1/l1,t1/g1/l2,t2/g1/l1,t3/g1/l1 --churn "${churn#,}"
 rc=$?
+# The kernel's term and features as served: the flush threshold is 64 pages
+# per online CPU; 6.8 and later flush per cgroup subtree, 6.12 resets
+# memory.peak per open file.
+km=$(wget -qO- http://127.0.0.1:9756/metrics | grep -E '^memcg_(kernel_|exporter_kernel_feature)')
+echo "$km" | sed 's/^/VMSTAGE1 kernel: /'
+case "$(uname -r)" in 6.1.*) newer=0 ;; *) newer=1 ;; esac
+if echo "$km" | grep -qx "memcg_kernel_stat_flush_threshold_bytes $((64 * 2 * 4096))" &&
+   echo "$km" | grep -qx "memcg_exporter_kernel_feature{feature=\"stat_flush_per_cgroup\"} $newer" &&
+   echo "$km" | grep -qx "memcg_exporter_kernel_feature{feature=\"memory_peak_fd_reset\"} $newer" &&
+   echo "$km" | grep -qx 'memcg_exporter_kernel_feature{feature="psi"} 1'; then
+  echo "CHECK kernel-features ok"
+else
+  echo "CHECK kernel-features FAIL"; rc=1
+fi
+# memcg_fixtures=1: the kernel's own files, base64 on the serial console,
+# for tests/fixtures/kernel-<version> (run-stage1.sh FIXTURES_OUT=DIR).
+if grep -q 'memcg_fixtures=1' /proc/cmdline; then
+  for pair in root:. work:t1 work_hog:t1/g1/l1 work_oom:t2/g1/l1 work_high:t3/g1/l1; do
+    for f in $CG/${pair#*:}/memory.*; do
+      [ -f "$f" ] && [ -r "$f" ] || continue
+      echo "FIXTURE ${pair%%:*}/${f##*/} $(base64 -w0 < "$f")"
+    done
+  done
+fi
 info() { wget -qO- http://127.0.0.1:9756/metrics | grep "^memcg_cgroup_info{cgroup_id=\"[0-9]*\",cgroup=\"$KCG\""; }
 i=$(info)
 if echo "$i" | grep -q 'runtime="containerd"' && echo "$i" | grep -q "container_id=\"$KID\"" &&
