@@ -262,6 +262,9 @@ class PassAftermath {
     notifier_.ready(status);
     announced_ = true;
     log_info("ready: first pass collected " + std::to_string(snap->cgroups.size()) + " cgroups");
+    if (snap->kernel && snap->kernel->has("memory_peak_fd_reset") && snap->peak_reset_cgroups == 0 && !snap->cgroups.empty())
+      log_info("memory.peak can be reset per open file on this kernel but not by this process (no write access: an "
+               "unprivileged user or a read-only cgroupfs): the one-minute high comes from the probes alone");
   }
 
  private:

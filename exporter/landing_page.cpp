@@ -234,9 +234,14 @@ std::string kernel_table(const Snapshot& snap) {
        bytes(static_cast<double>(k.flush_threshold_bytes())) + ", " +
        (k.has("stat_flush_per_cgroup") ? "per cgroup subtree" : "host-wide") + "; periodic flush every " +
        std::to_string(cgroupfs::kPeriodicFlush.count()) + " s)</td></tr>\n";
-  for (const auto& f : k.features)
+  for (const auto& f : k.features) {
+    std::string used;
+    if (f.name == "memory_peak_fd_reset" && f.present)
+      used = " (" + std::to_string(snap.peak_reset_cgroups) + " of " + std::to_string(snap.cgroups.size()) +
+             " cgroups" + (snap.peak_reset_cgroups == 0 ? ": no write access here" : "") + ")";
     h += "<tr><td>" + std::string(f.name) + "</td><td class=\"feature\">" + (f.present ? "yes" : "no") + ": " +
-         html_escape(f.note) + "</td></tr>\n";
+         html_escape(f.note) + used + "</td></tr>\n";
+  }
   return h + "</table>\n";
 }
 

@@ -251,6 +251,32 @@ CgroupReader::StatRead CgroupReader::read_stat(const CgroupEntry& e, const cache
   return finish_stat(e, f[0], take, at, report);
 }
 
+void CgroupReader::read_peak(const CgroupEntry& e, bool take, TimePoint t0, StatRecord& rec, PassReport& report) {
+  const StatRecord* prev = e.record.get();
+  if (prev) {
+    rec.peak = prev->peak;
+    rec.peak_at = prev->peak_at;
+    rec.peak_reset = prev->peak_reset;
+  }
+  if (!take) return;
+  rec.peak_at = t0;
+  const FileRead peak = read(e, FileKind::peak, report);
+  if (peak.status != Status::ok) return;
+  const auto v = parse::parse_single_value(peak.text);
+  if (!v || v->unlimited) {
+    parse_error(FileKind::peak);
+    return;
+  }
+  // Before the first reset the file shows the kernel's watermark since the
+  // cgroup was created; after one, the highest usage since it.
+  if (rec.peak_reset) rec.peak_since_last = v->value;
+  rec.peak = rec.peak_reset && rec.peak ? std::max(*rec.peak, v->value) : v->value;
+  if (e.peak_resettable) {
+    static constexpr char kReset[] = "reset\n";  // any non-empty write resets
+    rec.peak_reset = io_.pwrite(e.file(FileKind::peak).get(), kReset, sizeof kReset - 1, 0) > 0;
+  }
+}
+
 CgroupReader::StatRead CgroupReader::finish_stat(const CgroupEntry& e, const Fetched& f,
                                                 const cache::CompanionReads& take, const PassTime& at,
                                                 PassReport& report) {
@@ -293,17 +319,7 @@ CgroupReader::StatRead CgroupReader::finish_stat(const CgroupEntry& e, const Fet
       out.psi_read = true;
     }
   }
-  if (take.peak || !e.record) {
-    rec->peak_at = t0;
-    if (const FileRead peak = read(e, FileKind::peak, report); peak.status == Status::ok) {
-      auto v = parse::parse_single_value(peak.text);
-      if (v && !v->unlimited) rec->peak = v->value;
-      else parse_error(FileKind::peak);
-    }
-  } else {
-    rec->peak = e.record->peak;
-    rec->peak_at = e.record->peak_at;
-  }
+  read_peak(e, take.peak || !e.record, t0, *rec, report);
   out.record = std::move(rec);
   out.wall = f.wall;
   out.cpu = f.cpu;

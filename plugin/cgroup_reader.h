@@ -106,6 +106,9 @@ class CgroupReader {
   FileRead read(const CgroupEntry& e, FileKind kind, std::string& buf, PassReport& report);
   void parse_error(FileKind kind, uint64_t n = 1) noexcept { counters_.parse_errors[static_cast<size_t>(kind)] += n; }
   bool probe_pressure(CgroupEntry& e, TimePoint now, PassReport& report);
+  // memory.peak into rec when `take` (else the previous record's), reset
+  // after the read where the descriptor allows (CgroupEntry::peak_resettable).
+  void read_peak(const CgroupEntry& e, bool take, TimePoint t0, StatRecord& rec, PassReport& report);
   struct EventsUpdate;
   bool read_memory_events(const CgroupEntry& e, EventsUpdate& u, EventsRead& out, PassReport& report);
   void read_swap_events(const CgroupEntry& e, EventsUpdate& u, PassReport& report);

@@ -58,6 +58,7 @@ int CgroupTable::open_entry(const std::string& root, cgroupfs::Found& f, CgroupE
   // about: the cgroup would otherwise be silently missing.
   for (const CgroupFile& file : kCgroupFiles) {
     if (file.access != FileAccess::kept) continue;
+    if (file.kind == FileKind::peak && peak_reset_ && open_peak_for_reset(e)) continue;
     auto fd = cgroupfs::open_at(e.dir.get(), file.name.data());  // the table's names are literals: NUL-terminated
     if (fd.ok()) {
       e.files[static_cast<size_t>(file.kind)] = std::move(fd).value();
@@ -78,6 +79,17 @@ int CgroupTable::open_entry(const std::string& root, cgroupfs::Found& f, CgroupE
         if (auto fd = cgroupfs::open_at(e.dir.get(), file.name.data()); fd.ok())
           e.files[static_cast<size_t>(file.kind)] = std::move(fd).value();
   return 0;
+}
+
+// memory.peak for reading and writing: refused where the daemon may not
+// write it (an unprivileged user, a read-only cgroupfs), which the caller
+// then opens for reading like any other kept file.
+bool CgroupTable::open_peak_for_reset(CgroupEntry& e) {
+  auto fd = cgroupfs::open_at(e.dir.get(), file_name(FileKind::peak).data(), O_RDWR);
+  if (!fd.ok()) return false;
+  e.files[static_cast<size_t>(FileKind::peak)] = std::move(fd).value();
+  e.peak_resettable = true;
+  return true;
 }
 
 size_t CgroupTable::close_limits(CgroupEntry& e) noexcept {

@@ -49,6 +49,9 @@ struct CgroupEntry {
   bool events_changed_owed = false, events_notable_owed = false;
   bool forced = false;
   bool moved_since_peak = true;     // a probe saw usage or events change since memory.peak was read
+  // memory.peak is open for writing: each read is followed by a reset of the
+  // peak seen through this descriptor (6.12+, CgroupTable::set_peak_reset).
+  bool peak_resettable = false;
   bool gone = false;
 
   const sys::UniqueFd& file(FileKind k) const noexcept { return files[static_cast<size_t>(k)]; }
@@ -78,6 +81,10 @@ class CgroupTable {
   // Descriptors the table may hold (directories and kept files); unlimited
   // by default. The daemon derives it from RLIMIT_NOFILE (fd_budget.h).
   void set_fd_budget(uint64_t max_fds) noexcept { fd_budget_ = max_fds; }
+  // The kernel resets memory.peak per open file (6.12+): cgroups opened
+  // from now on get it for reading and writing where they may, so that the
+  // one-minute high sees the peak between two reads.
+  void set_peak_reset(bool on) noexcept { peak_reset_ = on; }
   // The reads a rescan makes instead of walking go through `io` (tests fail them).
   void set_io(cgroupfs::FileIo& io) noexcept { io_ = &io; }
   // Which polled event files the kernel flagged since the last call: true
@@ -129,6 +136,7 @@ class CgroupTable {
   // of the first open that failed for a reason other than a missing file.
   int open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, bool keep_limits, PassReport& report,
                  Counters& counters);
+  bool open_peak_for_reset(CgroupEntry& e);
   // Closes the limit files `e` keeps (kept_if_room): the descriptors freed.
   static size_t close_limits(CgroupEntry& e) noexcept;
 
@@ -140,6 +148,7 @@ class CgroupTable {
   bool root_ok_ = true;
   uint64_t limited_ = 0, no_memory_ = 0;
   uint64_t fd_budget_ = UINT64_MAX, open_fds_ = 0;
+  bool peak_reset_ = false;
   LeftOut left_out_;
   // The rules the entries' settings came from, and how many cgroups the last
   // reconciled walk found: a walk with the same result under the same rules

@@ -97,6 +97,12 @@ void Collector::apply_read(CgroupEntry& e, cache::ReadReason reason, const Cgrou
     e.probe.psi_at = now;
   }
   if (take.peak) e.moved_since_peak = false;
+  // The highest usage since the last memory.peak read, spikes between two
+  // probes included: into the one-minute high, at the time it was read.
+  if (r.record->peak_since_last) {
+    e.current_max.observe(now, *r.record->peak_since_last);
+    e.probe.current_max = e.current_max.max(now);
+  }
   // With the limits: systemd-oomd's record, and memory.swap.events where
   // the kernel's flag cannot be watched (its fd did not fit the budget).
   if (take.limits) {
@@ -358,6 +364,8 @@ void Collector::fill(Snapshot& snap) {
   snap.engines = identity_.engine_stats();
   snap.containerd = identity_.containerd_stats();
   snap.kernel = kernel_;
+  snap.peak_reset_cgroups = 0;
+  for (const auto& v : snap.cgroups) snap.peak_reset_cgroups += v.stat && v.stat->peak_reset ? 1u : 0u;
 }
 
 void Collector::publish(TimePoint started, Duration probe_from) {

@@ -68,7 +68,10 @@ class Collector {
   void set_fd_budget(uint64_t max_fds) noexcept { table_.set_fd_budget(max_fds); }
   // What the kernel is (cgroupfs::probe_kernel), served with every snapshot
   // from the next one on; from the thread that runs passes.
-  void set_kernel(std::shared_ptr<const cgroupfs::KernelFacts> k) noexcept { kernel_ = std::move(k); }
+  void set_kernel(std::shared_ptr<const cgroupfs::KernelFacts> k) noexcept {
+    table_.set_peak_reset(k && k->has("memory_peak_fd_reset"));
+    kernel_ = std::move(k);
+  }
   // Tests: flag event files by hand (cgroupfs/event_poller.h); before the first pass.
   void set_event_poller(std::unique_ptr<cgroupfs::EventPoller> p) { table_.set_event_poller(std::move(p)); }
 

@@ -62,8 +62,14 @@ struct StatRecord {
   std::optional<double> rate(size_t k) const noexcept;
   std::array<std::optional<parse::SingleValue>, lim_count> limits;
   TimePoint limits_read_at{};  // limits are read at most every collector.limits_max_age
-  std::optional<uint64_t> peak;
+  std::optional<uint64_t> peak;  // since the cgroup was created (the kernel's watermark)
   TimePoint peak_at{};  // memory.peak is read when usage moved, else at most every collector.limits_max_age
+  // Where the kernel resets memory.peak per open file (6.12+) and the daemon
+  // may write it: each read resets it (peak_reset), so the next read is the
+  // highest usage since this one (peak_since_last, fed to the one-minute
+  // high) and `peak` keeps the highest of all.
+  bool peak_reset = false;
+  std::optional<uint64_t> peak_since_last;
 };
 
 // The cheap files, read every pass.
@@ -172,6 +178,7 @@ struct Snapshot {
   // The kernel's flush threshold and features (cgroupfs/kernel_facts.h),
   // found once at start; null when not probed (tests).
   std::shared_ptr<const cgroupfs::KernelFacts> kernel;
+  uint64_t peak_reset_cgroups = 0;  // cgroups whose memory.peak the last read reset (StatRecord::peak_reset)
 };
 
 }  // namespace memcg

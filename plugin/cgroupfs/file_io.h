@@ -22,6 +22,8 @@ class FileIo {
   // extended attributes, where systemd-oomd records its kills.
   virtual ssize_t flistxattr(int fd, char* list, size_t size) noexcept;
   virtual ssize_t fgetxattr(int fd, const char* name, void* value, size_t size) noexcept;
+  // Same contract as pwrite(2): memory.peak's reset (6.12+) is a write.
+  virtual ssize_t pwrite(int fd, const char* buf, size_t len, off_t offset) noexcept;
 
   static FileIo& system() noexcept;
 };

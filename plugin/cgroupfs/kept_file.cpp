@@ -34,14 +34,21 @@ ssize_t FileIo::fgetxattr(int fd, const char* name, void* value, size_t size) no
   return ::fgetxattr(fd, name, value, size);
 }
 
+ssize_t FileIo::pwrite(int fd, const char* buf, size_t len, off_t offset) noexcept {
+  ssize_t n;
+  do n = ::pwrite(fd, buf, len, offset);
+  while (n < 0 && errno == EINTR);
+  return n;
+}
+
 FileIo& FileIo::system() noexcept {
   static SystemIo io;
   return io;
 }
 
-sys::Result<UniqueFd> open_at(int dirfd, const char* name) {
+sys::Result<UniqueFd> open_at(int dirfd, const char* name, int access) {
   int fd;
-  do fd = ::openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  do fd = ::openat(dirfd, name, access | O_CLOEXEC | O_NOCTTY);
   while (fd < 0 && errno == EINTR);
   if (fd < 0) return sys::Result<UniqueFd>::failure(errno);
   return UniqueFd(fd);

@@ -19,9 +19,9 @@ using UniqueFd = sys::UniqueFd;
 // caller knows which cgroup and file it read and reports them.
 using ReadResult = sys::Result<std::string_view>;
 
-// Opens `name` relative to `dirfd` read-only and close-on-exec, or the errno
-// (ENOENT: the file does not exist).
-sys::Result<UniqueFd> open_at(int dirfd, const char* name);
+// Opens `name` relative to `dirfd` read-only (or with `access`, e.g. O_RDWR)
+// and close-on-exec, or the errno (ENOENT: the file does not exist).
+sys::Result<UniqueFd> open_at(int dirfd, const char* name, int access = 0 /* O_RDONLY */);
 
 // Reads the whole file with a single pread at offset 0 into `buf`, which keeps
 // its capacity between calls (grown once if a file is larger than it, then the

@@ -93,7 +93,8 @@ KernelFacts probe_kernel(const std::string& root, const HostFacts& host) {
       {"memory_stat_zswap", has_key(keys, "zswap"), "zswap, zswapped and zswp* are memory.stat keys like any other"},
       {"memory_stat_hugetlb", has_key(keys, "hugetlb"), "hugetlb (memory_hugetlb_accounting) is a memory.stat key like any other"},
       {"memory_peak_fd_reset", peak_writable,
-       "not used: the 1-minute high comes from the probes (a reset needs write access to memory.peak)"},
+       "where the daemon may write memory.peak, each read resets it: memcg_memory_current_max_1m_bytes then has the peak "
+       "between two reads, not only what the probes saw"},
   };
   return k;
 }

@@ -273,6 +273,51 @@ TEST_F(CollectorTest, LimitsAreReadAtMostEveryLimitsMaxAgeAndAfterALimitEvent) {
   EXPECT_EQ(view(*c, "b").stat->limits[lim_high]->value, 52428800u);
 }
 
+TEST_F(CollectorTest, WhereMemoryPeakResetsPerFileTheOneMinuteHighHasTheSpikesBetweenProbes) {
+  // 6.12: a write to memory.peak resets the peak seen through that
+  // descriptor; each read is then the highest usage since the last. The
+  // fixture plays the kernel: the test writes what the file would show.
+  std::vector<std::string> resets;
+  io.on_pwrite = [&](std::string_view path) { resets.emplace_back(path); return true; };
+  tree.write("b", "memory.peak", "104857600\n");  // since b was created: 100 MiB
+  auto c = make();
+  c->set_kernel(std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel(tree.root(), {"6.12.0", 2, 4096})));
+  pass(*c);
+  EXPECT_EQ(*view(*c, "b").stat->peak, 104857600u);
+  ASSERT_EQ(resets.size(), 4u) << "every cgroup's memory.peak reset after its first read";
+  EXPECT_TRUE(resets.back().ends_with("/memory.peak"));
+  EXPECT_EQ(*view(*c, "b").probe.current_max, 1u << 20) << "the probes' highest: the watermark since creation is not the last minute's";
+  // A 40 MiB spike between two probes, gone by the next: memory.current
+  // moved by 1 MiB, a threshold read takes memory.peak with it.
+  tree.write("b", "memory.peak", "41943040\n");
+  grow("b", 1 << 20);
+  pass(*c);
+  EXPECT_EQ(reads(*c, "b", ReadReason::threshold), 1u);
+  EXPECT_EQ(*view(*c, "b").probe.current_max, 41943040u) << "the spike is in the one-minute high";
+  EXPECT_EQ(*view(*c, "b").stat->peak, 104857600u) << "memcg_memory_peak_bytes stays the highest since creation";
+  EXPECT_EQ(resets.size(), 5u);
+  // A minute later the spike has left the window.
+  tree.write("b", "memory.peak", "3145728\n");
+  for (int i = 0; i < 70; ++i) pass(*c);
+  EXPECT_LT(*view(*c, "b").probe.current_max, 41943040u);
+}
+
+TEST_F(CollectorTest, WhereMemoryPeakCannotBeResetItIsTheWatermarkAndTheHighComesFromProbes) {
+  // The kernel has the reset, the daemon may not write (EACCES: the default
+  // of the test's FileIo): memory.peak is the watermark since creation,
+  // never taken for a between-probes peak.
+  tree.write("b", "memory.peak", "104857600\n");
+  auto c = make();
+  c->set_kernel(std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel(tree.root(), {"6.12.0", 2, 4096})));
+  pass(*c);
+  grow("b", 1 << 20);
+  pass(*c);
+  EXPECT_EQ(reads(*c, "b", ReadReason::threshold), 1u);
+  EXPECT_EQ(*view(*c, "b").probe.current_max, 2u << 20);
+  EXPECT_EQ(*view(*c, "b").stat->peak, 104857600u);
+  EXPECT_FALSE(view(*c, "b").stat->peak_reset);
+}
+
 TEST_F(CollectorTest, PressureIsReadWhenTheCgroupMovesOrWithMemoryStat) {
   auto c = make();
   pass(*c);

@@ -342,8 +342,18 @@ Values subtree_local_change(const Values& x) {
   return out;
 }
 
+// Which of the workloads a cgroup is, for the per-class counts.
+std::string workload_class(const Options& o, const std::string& cg) {
+  if (std::find(o.busy.begin(), o.busy.end(), cg) != o.busy.end()) return "busy";
+  if (cg == o.oom) return "oom-looping";
+  if (cg == o.high) return "high-throttled";
+  if (std::find(o.idle.begin(), o.idle.end(), cg) != o.idle.end()) return "idle";
+  return "other";
+}
+
 void check_held_to_account(const Options& o, int scrapes) {
   long samples = 0, within = 0, printed = 0;
+  std::map<std::string, std::pair<long, long>> by_class;  // class -> (within, samples)
   double worst = 0;
   for (int i = 0; i < scrapes; ++i) {
     const Scrape s = scrape(o);
@@ -353,7 +363,10 @@ void check_held_to_account(const Options& o, int scrapes) {
       if (cg != "/" && cg != "agent" && s.has(key("memcg_memory_current_bytes", cg))) cgs.push_back(cg);
     const auto currents = [&] {
       Values v;
-      for (const auto& cg : cgs) v[cg] = std::strtod(read_file(dir(o, cg) + "/memory.current").c_str(), nullptr);
+      for (const auto& cg : cgs) {
+        const std::string text = read_file(dir(o, cg) + "/memory.current");  // "" once removed
+        v[cg] = text.empty() ? NAN : std::strtod(text.c_str(), nullptr);
+      }
       return v;
     };
     const Values before = currents();
@@ -368,16 +381,19 @@ void check_held_to_account(const Options& o, int scrapes) {
     const Values unprobed = subtree_local_change(since_probe), moved = subtree_local_change(during_check);
     for (const auto& cg : cgs) {
       const auto& st = stats[cg];
-      if (st.empty() || before.at(cg) == 0) continue;  // removed since the scrape
+      if (st.empty() || std::isnan(before.at(cg)) || std::isnan(after.at(cg))) continue;  // removed since the scrape
       const double pending = s.at(key("memcg_stat_pending_change_bytes", cg));
       const double bound = pending + unprobed.at(cg) + moved.at(cg) + 2 * lag;
       for (const char* f : {"anon", "file"}) {
         const double served = s.at(key("memcg_memory_stat_bytes", cg, "stat", f));
         const double diff = std::fabs(served - static_cast<double>(st.at(f)));
         ++samples;
+        auto& cls = by_class[workload_class(o, cg)];
+        ++cls.second;
         worst = std::max(worst, diff / bound);
         if (diff <= bound) {
           ++within;
+          ++cls.first;
         } else if (printed++ < 10) {
           std::printf("held-to-account miss %s %s: served %.0f fresh %llu |diff| %.0f > bound %.0f (pending %.0f, since the "
                       "probe %.0f, during the check %.0f, kernel 2 x %.0f)\n",
@@ -388,6 +404,9 @@ void check_held_to_account(const Options& o, int scrapes) {
     }
     sleep_s(o.probe);
   }
+  std::printf("held-to-account by workload:");
+  for (const auto& [cls, n] : by_class) std::printf(" %s %ld/%ld", cls.c_str(), n.first, n.second);
+  std::printf("\n");
   char buf[160];
   std::snprintf(buf, sizeof buf, "%ld of %ld samples within the bound (%.3f %%), worst |diff|/bound %.2f, %d scrapes",
                 within, samples, samples ? 100.0 * static_cast<double>(within) / static_cast<double>(samples) : 0.0, worst, scrapes);
