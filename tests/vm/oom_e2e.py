@@ -8,7 +8,7 @@ this script follows the guest's serial log and Prometheus' alerts and checks
   removal, counted by Prometheus, and MemcgOOMKill firing for it and not for
   its parent;
 - the page cache workload at >= 95 % of memory.max for minutes, no OOM kill:
-  no headroom alert ever fires for it;
+  no headroom alert is ever even pending for it;
 - the leak growing 2 MiB/s into memory.max: MemcgUnreclaimableGrowingToLimit
   fires at least 30 s before the kernel kills it.
 
@@ -79,11 +79,11 @@ def wait_ready(serial):
     sys.exit("the guest's exporter never became ready")
 
 
-def firing(prom):
-    """(alertname, cgroup) of every firing alert."""
+def alerts(prom):
+    """(alertname, cgroup, state) of every pending or firing alert."""
     with urllib.request.urlopen(f"http://127.0.0.1:{prom.port}/api/v1/alerts", timeout=10) as r:
-        alerts = json.load(r)["data"]["alerts"]
-    return {(a["labels"]["alertname"], a["labels"].get("cgroup", "")) for a in alerts if a["state"] == "firing"}
+        found = json.load(r)["data"]["alerts"]
+    return {(a["labels"]["alertname"], a["labels"].get("cgroup", ""), a["state"]) for a in found}
 
 
 def main():
@@ -91,6 +91,9 @@ def main():
     wait_ready(serial)
     start = time.time()
     fired = {}  # (alertname, cgroup) -> host time first seen firing
+    # Headroom alerts for the page cache are wrong even pending: their
+    # expression must never hold for it (their for: is longer than the hold).
+    cache_pending = set()
     cache_at_limit_since = None
     cache_min_ratio = None
     with Prometheus(args.prometheus, [f"127.0.0.1:{args.port}"], scrape_interval="5s", rule_files=[args.rules]) as prom:
@@ -101,8 +104,11 @@ def main():
             if not qemu_alive():
                 sys.exit("the guest stopped")
             now = time.time()
-            for key in firing(prom):
-                fired.setdefault(key, now)
+            for name, cgroup, state in alerts(prom):
+                if state == "firing":
+                    fired.setdefault((name, cgroup), now)
+                if cgroup == "e2e/cache" and name in HEADROOM_ALERTS:
+                    cache_pending.add(name)
             ratio = prom.value('memcg:limit_usage_ratio{cgroup="e2e/cache"}')
             if ratio is not None and ratio >= 0.95:
                 cache_at_limit_since = cache_at_limit_since or now
@@ -149,8 +155,8 @@ def main():
     if ("MemcgOOMKill", "e2e") in fired:
         failures.append("MemcgOOMKill fired for the parent e2e too (it should fire where the kill happened)")
     for name in HEADROOM_ALERTS:
-        if (name, "e2e/cache") in fired:
-            failures.append(f"{name} fired for the page cache workload")
+        if name in cache_pending:
+            failures.append(f"{name} was pending or firing for the page cache workload")
     if cache_kills:
         failures.append(f"the page cache workload was OOM-killed ({cache_kills})")
     if not cache_at_limit_since or time.time() - cache_at_limit_since < args.cache_hold:
@@ -170,7 +176,7 @@ def main():
     print(f"OOME2E leak alert_before_kill_s={(leak_t - leak_alert) if leak_t and leak_alert else float('nan'):.1f}"
           f" alert_after_start_s={(leak_alert - start) if leak_alert else float('nan'):.1f}")
     print(f"OOME2E cache held_s={(time.time() - cache_at_limit_since) if cache_at_limit_since else 0:.0f}"
-          f" min_usage_of_max={cache_min_ratio} headroom_alerts={[n for n in HEADROOM_ALERTS if (n, 'e2e/cache') in fired]}")
+          f" min_usage_of_max={cache_min_ratio} headroom_alerts_pending_or_firing={sorted(cache_pending)}")
     print("OOME2E fired " + ", ".join(f"{a}:{c}@{t - start:.0f}s" for (a, c), t in sorted(fired.items(), key=lambda x: x[1])))
     if failures:
         for f in failures:

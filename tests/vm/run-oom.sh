@@ -7,6 +7,9 @@
 # evaluates the shipped rules, and tests/vm/oom_e2e.py checks what fired and
 # when (docs/oom.md#measured has its figures).
 # Usage: tests/vm/run-oom.sh BUILD_DIR      (exit 0 = pass)
+# MEMCG_VM_KERNEL=6.12 boots Debian 13's kernel (tests/vm/lib.sh);
+# OOM_CACHE_HOLD (seconds, default 240) how long the page cache is held at its
+# limit without a headroom alert.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
@@ -39,5 +42,5 @@ vm_log "booting $(basename "$kernel") with the OOM initramfs; the exporter on 12
   -netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$port-:9756" -device virtio-net-pci,netdev=n0 \
   -append "$VM_CLOCK console=ttyS0 panic=-1 quiet loglevel=2" </dev/null > "$work/serial.log" 2>&1 &
 qemu_pid=$!
-python3 "$here/oom_e2e.py" --serial "$work/serial.log" --port "$port" \
+python3 "$here/oom_e2e.py" --serial "$work/serial.log" --port "$port" --cache-hold "${OOM_CACHE_HOLD:-240}" \
   --rules "$here/../../packaging/prometheus/memcg-exporter.rules.yml" --qemu-pid "$qemu_pid"
