@@ -31,77 +31,76 @@ Exit status: 0 ok, 64 usage error, 69 no cgroup v2 memory controller,
 )";
 }
 
+namespace {
+
+// One command-line option: its names, whether it takes a value, and what it sets.
+struct OptionDef {
+  std::string_view name, alias;
+  bool takes_value;
+  bool (*apply)(Options& o, const std::string& value, std::string& error);
+};
+
+bool set_log_level(Options& o, const std::string& v, std::string& error) {
+  if (v == "debug") o.log_level = LogLevel::debug;
+  else if (v == "info") o.log_level = LogLevel::info;
+  else if (v == "notice") o.log_level = LogLevel::notice;
+  else if (v == "warning") o.log_level = LogLevel::warning;
+  else if (v == "error") o.log_level = LogLevel::error;
+  else {
+    error = "unknown log level \"" + v + "\" (debug, info, notice, warning, error)";
+    return false;
+  }
+  return true;
+}
+
+constexpr OptionDef kOptions[] = {
+    {"--config", "-c", true, [](Options& o, const std::string& v, std::string&) { o.config_path = v; return true; }},
+    {"--root", "", true, [](Options& o, const std::string& v, std::string&) { o.root = v; return true; }},
+    {"--web.listen-address", "", true, [](Options& o, const std::string& v, std::string&) { o.listen.push_back(v); return true; }},
+    {"--web.config.file", "", true, [](Options& o, const std::string& v, std::string&) { o.web_config_path = v; return true; }},
+    {"--once", "", false, [](Options& o, const std::string&, std::string&) { return o.once = true; }},
+    {"--check-config", "", false, [](Options& o, const std::string&, std::string&) { return o.check_config = true; }},
+    {"--help", "-h", false, [](Options& o, const std::string&, std::string&) { return o.help = true; }},
+    {"--version", "", false, [](Options& o, const std::string&, std::string&) { return o.version = true; }},
+    {"--log-level", "", true, set_log_level},
+};
+
+const OptionDef* find_option(std::string_view a) {
+  for (const auto& d : kOptions)
+    if (a == d.name || (!d.alias.empty() && a == d.alias)) return &d;
+  return nullptr;
+}
+
+}  // namespace
+
 std::optional<Options> parse_args(int argc, char** argv, std::string& error) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
-    std::string_view inline_value;
-    bool has_inline = false;
-    if (a.starts_with("--")) {
-      if (auto eq = a.find('='); eq != std::string_view::npos) {
-        inline_value = a.substr(eq + 1);
-        a = a.substr(0, eq);
-        has_inline = true;
-      }
+    std::optional<std::string> inline_value;  // --name=value
+    if (const size_t eq = a.find('='); a.starts_with("--") && eq != std::string_view::npos) {
+      inline_value = std::string(a.substr(eq + 1));
+      a = a.substr(0, eq);
     }
-    auto value = [&](std::string& out) {
-      if (has_inline) {
-        out = std::string(inline_value);
-        return true;
-      }
+    const OptionDef* def = find_option(a);
+    if (!def) {
+      error = "unknown argument \"" + std::string(argv[i]) + "\" (see --help)";
+      return std::nullopt;
+    }
+    std::string value;
+    if (def->takes_value && inline_value) {
+      value = *inline_value;
+    } else if (def->takes_value) {
       if (i + 1 >= argc) {
         error = std::string(a) + " needs a value";
-        return false;
+        return std::nullopt;
       }
-      out = argv[++i];
-      return true;
-    };
-    auto flag = [&](bool& out) {
-      if (has_inline) {
-        error = std::string(a) + " takes no value";
-        return false;
-      }
-      out = true;
-      return true;
-    };
-    bool ok = true;
-    if (a == "--config" || a == "-c") {
-      ok = value(o.config_path);
-    } else if (a == "--root") {
-      ok = value(o.root);
-    } else if (a == "--web.listen-address") {
-      std::string v;
-      ok = value(v);
-      if (ok) o.listen.push_back(v);
-    } else if (a == "--web.config.file") {
-      ok = value(o.web_config_path);
-    } else if (a == "--once") {
-      ok = flag(o.once);
-    } else if (a == "--check-config") {
-      ok = flag(o.check_config);
-    } else if (a == "--help" || a == "-h") {
-      ok = flag(o.help);
-    } else if (a == "--version") {
-      ok = flag(o.version);
-    } else if (a == "--log-level") {
-      std::string v;
-      ok = value(v);
-      if (ok) {
-        if (v == "debug") o.log_level = LogLevel::debug;
-        else if (v == "info") o.log_level = LogLevel::info;
-        else if (v == "notice") o.log_level = LogLevel::notice;
-        else if (v == "warning") o.log_level = LogLevel::warning;
-        else if (v == "error") o.log_level = LogLevel::error;
-        else {
-          error = "unknown log level \"" + v + "\" (debug, info, notice, warning, error)";
-          ok = false;
-        }
-      }
-    } else {
-      error = "unknown argument \"" + std::string(argv[i]) + "\" (see --help)";
-      ok = false;
+      value = argv[++i];
+    } else if (inline_value) {
+      error = std::string(a) + " takes no value";
+      return std::nullopt;
     }
-    if (!ok) return std::nullopt;
+    if (!def->apply(o, value, error)) return std::nullopt;
   }
   if (o.once && o.check_config) {
     error = "--once and --check-config exclude each other";

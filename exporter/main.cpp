@@ -21,6 +21,39 @@
 using namespace memcg;
 using namespace memcg::exporter;
 
+namespace {
+
+// --check-config: the configuration as understood, and its bill: series per
+// cgroup under each rule, counted through the metric table.
+int check_config(const config::Config& cfg, const std::optional<WebConfigFile>& web_file) {
+  std::cout << config::describe(cfg);
+  const bool read_budget = cfg.collector.max_stat_reads_per_second > 0;
+  for (const auto& s : cfg.resolved()) {
+    const SeriesBudget b = series_per_cgroup(*s, cfg.metrics.profile, read_budget);
+    std::cout << "series per cgroup (" << s->source << ", profile " << config::profile_name(cfg.metrics.profile)
+              << "): " << b.floor << " with no limit set and only max_age reads, at most " << b.most
+              << (b.plus_unknown_keys ? " plus any memory.stat key the kernel adds" : "") << "\n";
+  }
+  if (web_file)
+    std::cout << "web config " << web_file->path << ": tls=" << (web_file->tls ? "on" : "off")
+              << " basic_auth_users=" << web_file->basic_auth_users.size() << " headers=" << web_file->headers.size() << "\n";
+  return 0;
+}
+
+// --once: one pass, printed as the JSON API's document.
+int run_once(const std::string& root, const config::Config& cfg) {
+  Collector collector(root, cfg);
+  const PassReport report = collector.run_pass();
+  for (const auto& e : report.errors) std::cerr << "memcg-exporter: " << e.message() << "\n";
+  auto snap = collector.latest();
+  std::string out;
+  render_snapshot_json(*snap, snap->taken_at + snap->pass_duration, out);
+  std::cout << out;
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   // Opt out of transparent huge pages: on hosts with THP "always", every
   // touched thread stack and per-thread malloc arena would be backed by 2 MiB
@@ -63,38 +96,13 @@ int main(int argc, char** argv) {
       return kExitConfig;
     }
   }
-  if (opts->check_config) {
-    std::cout << config::describe(*cfg);
-    // The bill: series per cgroup under each rule, counted through the metric table.
-    const bool read_budget = cfg->collector.max_stat_reads_per_second > 0;
-    for (const auto& s : cfg->resolved()) {
-      const SeriesBudget b = series_per_cgroup(*s, cfg->metrics.profile, read_budget);
-      std::cout << "series per cgroup (" << s->source << ", profile " << config::profile_name(cfg->metrics.profile)
-                << "): " << b.floor << " with no limit set and only max_age reads, at most " << b.most
-                << (b.plus_unknown_keys ? " plus any memory.stat key the kernel adds" : "") << "\n";
-    }
-    if (web_file)
-      std::cout << "web config " << web_file->path << ": tls=" << (web_file->tls ? "on" : "off")
-                << " basic_auth_users=" << web_file->basic_auth_users.size() << " headers=" << web_file->headers.size() << "\n";
-    return 0;
-  }
-
+  if (opts->check_config) return check_config(*cfg, web_file);
   auto root = resolve_root(*opts, *cfg, error);
   if (!root) {
     std::cerr << "memcg-exporter: " << error << "\n";
     return kExitUnavailable;
   }
-
   const auto fds = cgroupfs::raise_fd_limit();
-  if (opts->once) {
-    Collector collector(*root, *cfg);
-    const PassReport report = collector.run_pass();
-    for (const auto& e : report.errors) std::cerr << "memcg-exporter: " << e.message() << "\n";
-    auto snap = collector.latest();
-    std::string out;
-    render_snapshot_json(*snap, snap->taken_at + snap->pass_duration, out);
-    std::cout << out;
-    return 0;
-  }
+  if (opts->once) return run_once(*root, *cfg);
   return run_daemon(*opts, std::move(*cfg), *root, fds, web_file ? &*web_file : nullptr);
 }

@@ -115,7 +115,7 @@ const MetricDef kTable[] = {
    "Swap used by the cgroup and its descendants (memory.swap.current), read every probe.",
    [](const CV& c, const Ctx&, Sink& s) { if (c.probe.swap) s.add(d(*c.probe.swap)); }},
   {"memcg_memory_current_max_1m_bytes", Profile::standard, MetricType::Gauge, "",
-   "Highest memory.current the probes saw over the last minute (50-60 s, in 10 s buckets): the spike a scrape interval misses, short of what fell between two probes (memory.peak has those).",
+   "Highest memory.current the probes saw over the last minute (50-60 s, in 10 s buckets): the spike a scrape interval misses. Where the kernel resets memory.peak per open file (6.12+) and the daemon may write it, also the peak between two memory.stat reads, spikes shorter than a probe included (counted when read, up to max_age later); elsewhere short of what fell between two probes.",
    [](const CV& c, const Ctx&, Sink& s) { if (c.probe.current_max) s.add(d(*c.probe.current_max)); }},
   {"memcg_memory_peak_bytes", Profile::full, MetricType::Gauge, "",
    "Highest memory.current recorded for the cgroup since it was created (memory.peak). Read with memory.stat when a probe saw usage move since its last read (a peak only rises with usage), else at least every collector.limits_max_age (60 s by default).",

@@ -67,16 +67,54 @@ CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, TimePoint now, bool host
   // Updated in place: a quiet cgroup's events and PSI totals stay where they
   // are instead of being copied into a new ProbeValues every pass.
   ProbeValues& p = e.probe;
-  const bool first = !e.has_probe;
-  // The previous probe's values as plain numbers (gcc 12 misreads copies of
-  // optionals here as possibly uninitialised).
-  const bool had_current = !first && p.current.has_value(), had_swap = !first && p.swap.has_value();
-  const uint64_t prev_current = had_current ? *p.current : 0, prev_swap = had_swap ? *p.swap : 0;
-  const TimePoint prev_at = p.at;
+  const Previous prev = previous(e);
   p.at = now;
   p.current_rate.reset();
+  if (!probe_usage(e, prev, host_swap, now, report)) {
+    out.gone = true;
+    return out;
+  }
+  // memory.events: every pass, or, when polled, only after the kernel
+  // flagged a change (or an event wake-up read it since the last pass).
+  const EventsRead ev = read_events(e, {.events = !e.events_polled || events_flagged, .swap = swap_flagged,
+                                        .oomd = prev.first || fell_by_half(prev.had_current, prev.current, p.current)},
+                                    now, report);
+  if (ev.gone) {
+    out.gone = true;
+    return out;
+  }
+  out.events_moved = ev.notable || e.events_notable_owed;
+  const bool events_changed = ev.changed || e.events_changed_owed;
+  e.events_notable_owed = e.events_changed_owed = false;
+  // memory.pressure: when the cgroup moved (current, swap or events changed);
+  // otherwise the totals are kept and refreshed with a later memory.stat read,
+  // so they are never older than limits_max_age.
+  const bool moved = prev.first || usage_moved(p, prev) || events_changed;
+  if (moved && !probe_pressure(e, now, report)) {
+    out.gone = true;
+    return out;
+  }
+  out.moved = moved;
+  out.delta = usage_delta(p, prev, now);
+  return out;
+}
 
-  // A single value; false when the cgroup is gone.
+CgroupReader::Previous CgroupReader::previous(const CgroupEntry& e) noexcept {
+  const ProbeValues& p = e.probe;
+  Previous prev;
+  prev.first = !e.has_probe;
+  prev.had_current = !prev.first && p.current.has_value();
+  prev.had_swap = !prev.first && p.swap.has_value();
+  prev.current = prev.had_current ? *p.current : 0;
+  prev.swap = prev.had_swap ? *p.swap : 0;
+  prev.at = p.at;
+  return prev;
+}
+
+// memory.current and memory.swap.current into e.probe, and the one-minute
+// high; false when the cgroup is gone.
+bool CgroupReader::probe_usage(CgroupEntry& e, const Previous& prev, bool host_swap, TimePoint now, PassReport& report) {
+  ProbeValues& p = e.probe;
   auto single = [&](FileKind kind, std::optional<uint64_t>& value) {
     value.reset();
     const FileRead r = read(e, kind, report);
@@ -90,49 +128,32 @@ CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, TimePoint now, bool host
   // Without swap space on the host a cgroup's swap usage can only fall (swapoff
   // pulls pages back in) and stays 0 once it got there, so that read is skipped:
   // on a swapless host (most Kubernetes nodes) an idle probe is one pread.
-  const bool swap_known_zero = !host_swap && had_swap && prev_swap == 0;
-  if (!single(FileKind::current, p.current) || (!swap_known_zero && !single(FileKind::swap_current, p.swap))) {
-    out.gone = true;
-    return out;
-  }
+  const bool swap_known_zero = !host_swap && prev.had_swap && prev.swap == 0;
+  if (!single(FileKind::current, p.current) || (!swap_known_zero && !single(FileKind::swap_current, p.swap))) return false;
   p.current_max.reset();
   if (p.current) {
     e.current_max.observe(now, *p.current);
     p.current_max = e.current_max.max(now);
   }
-  // memory.events: every pass, or, when polled, only after the kernel
-  // flagged a change (or an event wake-up read it since the last pass).
-  const EventsRead ev = read_events(e, {.events = !e.events_polled || events_flagged, .swap = swap_flagged,
-                                        .oomd = first || fell_by_half(had_current, prev_current, p.current)},
-                                    now, report);
-  if (ev.gone) {
-    out.gone = true;
-    return out;
-  }
-  out.events_moved = ev.notable || e.events_notable_owed;
-  const bool events_changed = ev.changed || e.events_changed_owed;
-  e.events_notable_owed = e.events_changed_owed = false;
-  // memory.pressure: when the cgroup moved (current, swap or events changed);
-  // otherwise the totals are kept and refreshed with a later memory.stat read,
-  // so they are never older than limits_max_age.
+  return true;
+}
+
+bool CgroupReader::usage_moved(const ProbeValues& p, const Previous& prev) noexcept {
   const auto same = [](const std::optional<uint64_t>& now_v, bool had, uint64_t prev_v) {
     return now_v.has_value() == had && (!had || *now_v == prev_v);
   };
-  const bool moved = first || !same(p.current, had_current, prev_current) || !same(p.swap, had_swap, prev_swap) ||
-                     events_changed;
-  if (moved && !probe_pressure(e, now, report)) {
-    out.gone = true;
-    return out;
-  }
-  out.moved = moved;
+  return !same(p.current, prev.had_current, prev.current) || !same(p.swap, prev.had_swap, prev.swap);
+}
 
-  if (had_current && p.current) {
-    out.delta.valid = true;
-    out.delta.current = signed_diff(*p.current, prev_current);
-    if (had_swap && p.swap) out.delta.swap = signed_diff(*p.swap, prev_swap);
-    if (now > prev_at) p.current_rate = cache::gauge_rate(prev_current, *p.current, now - prev_at);
-  }
-  return out;
+// The change since the previous probe (and memory.current's rate into p).
+cache::ProbeDelta CgroupReader::usage_delta(ProbeValues& p, const Previous& prev, TimePoint now) noexcept {
+  cache::ProbeDelta delta;
+  if (!prev.had_current || !p.current) return delta;
+  delta.valid = true;
+  delta.current = signed_diff(*p.current, prev.current);
+  if (prev.had_swap && p.swap) delta.swap = signed_diff(*p.swap, prev.swap);
+  if (now > prev.at) p.current_rate = cache::gauge_rate(prev.current, *p.current, now - prev.at);
+  return delta;
 }
 
 // A cgroup's event block being read: the current one, and its successor

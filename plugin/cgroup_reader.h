@@ -106,6 +106,17 @@ class CgroupReader {
   FileRead read(const CgroupEntry& e, FileKind kind, std::string& buf, PassReport& report);
   void parse_error(FileKind kind, uint64_t n = 1) noexcept { counters_.parse_errors[static_cast<size_t>(kind)] += n; }
   bool probe_pressure(CgroupEntry& e, TimePoint now, PassReport& report);
+  // What the last probe left, as plain numbers (gcc 12 misreads copies of
+  // optionals here as possibly uninitialised).
+  struct Previous {
+    bool first = true, had_current = false, had_swap = false;
+    uint64_t current = 0, swap = 0;
+    TimePoint at{};
+  };
+  static Previous previous(const CgroupEntry& e) noexcept;
+  bool probe_usage(CgroupEntry& e, const Previous& prev, bool host_swap, TimePoint now, PassReport& report);
+  static bool usage_moved(const ProbeValues& p, const Previous& prev) noexcept;
+  static cache::ProbeDelta usage_delta(ProbeValues& p, const Previous& prev, TimePoint now) noexcept;
   // memory.peak into rec when `take` (else the previous record's), reset
   // after the read where the descriptor allows (CgroupEntry::peak_resettable).
   void read_peak(const CgroupEntry& e, bool take, TimePoint t0, StatRecord& rec, PassReport& report);

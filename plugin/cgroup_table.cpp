@@ -106,18 +106,74 @@ size_t CgroupTable::close_limits(CgroupEntry& e) noexcept {
 }
 
 
+// A rescan in three parts: what is there (the walk, or the evidence that
+// spares it), reconcile it with what is collected (kept, gone, unseen), and
+// admit the new cgroups under the fd budget. The shortcuts that let a rescan
+// do less on a settled host, and the invariant each relies on:
+//  - the count (walk_skip.h): every live cgroup collected and none gone since,
+//    so the root's live descendant count equal to the collected leaves no
+//    room for a new one;
+//  - listings reused by inode and link count (Walker): a directory's link
+//    count is 2 + its subdirectories, so an unchanged one names the same
+//    children unless one was removed and another created (found gone, listed
+//    again in the same walk) or renamed (the same);
+//  - the walk's result elided when unchanged (WalkResult::same_as_last):
+//    nothing to reconcile when the same cgroups come in the same order;
+//  - the last order reused (Walker): the sort skipped for the same paths.
 void CgroupTable::rescan(const std::string& root, const config::Config& config, PassReport& report, Counters& counters) {
-  // The quiet rescan: if the walk finds what it found last time, all of
-  // which is collected (none left out, none gone since, none kept unseen)
-  // under the same rules, there is nothing to add, remove, re-sort or
-  // re-match, and the walk need not even hand over its list.
-  const bool settled = left_out_.total() == 0 && entries_.size() == last_walk_cgroups_ &&
-                       std::none_of(entries_.begin(), entries_.end(), [](const CgroupEntry& e) { return e.gone; }) &&
-                       config.resolved() == settings_from_;
+  const bool settled = is_settled(config);
   report.rescanned = true;
   walk_owed_ = false;
-  // Quieter still: the root's live descendant count says whether a walk can
-  // find anything new at all (walk_skip.h has the argument and its limits).
+  if (walk_can_be_skipped(settled)) {
+    ++skipped_in_a_row_;
+    ++counters.rescans_counted;
+    report.walk_skipped = true;
+    return;
+  }
+  skipped_in_a_row_ = 0;
+  ++counters.rescans_walked;
+  cgroupfs::WalkResult found = walk(root, config, settled, report);
+  // The root itself cannot be opened (unmounted, permissions changed,
+  // renamed): the walk saw nothing, which says nothing about the cgroups. Keep
+  // them; their kept-open fds still read (or report them gone one by one).
+  if (!found.root_ok) return;
+  if (settled && found.same_as_last) return;
+
+  // What the roster was built from: bumped below only if this changes.
+  std::vector<std::pair<const CgroupId*, const config::Settings*>> before;
+  before.reserve(entries_.size());
+  for (const auto& e : entries_) before.emplace_back(e.id.get(), e.settings.get());
+  Reconciled r = reconcile(found, report);
+  admit(root, found, r, report, counters);
+  // Kept cgroups are already in the walk's pre-order; only cgroups added or
+  // kept unseen (appended) need the sort, which a quiet rescan skips.
+  if (r.next.size() != r.kept_in_order)
+    std::sort(r.next.begin(), r.next.end(),
+              [](const CgroupEntry& a, const CgroupEntry& b) { return cgroupfs::path_before(a.id->path, b.id->path); });
+  entries_ = std::move(r.next);
+  for (auto& e : entries_) e.settings = config.settings_for(e.id->path);
+  const bool same = before.size() == entries_.size() &&
+                    std::equal(before.begin(), before.end(), entries_.begin(), [](const auto& b, const CgroupEntry& e) {
+                      return b.first == e.id.get() && b.second == e.settings.get();
+                    });
+  if (!same) ++generation_;
+  settings_from_ = config.resolved();
+  last_walk_cgroups_ = found.cgroups.size();
+  link_parents();
+}
+
+// The table holds exactly what the last walk found, all of it collected (none
+// left out, none gone since, none kept unseen) under the same rules: a walk
+// that finds the same again has nothing to add, remove, re-sort or re-match.
+bool CgroupTable::is_settled(const config::Config& config) const {
+  return left_out_.total() == 0 && entries_.size() == last_walk_cgroups_ &&
+         std::none_of(entries_.begin(), entries_.end(), [](const CgroupEntry& e) { return e.gone; }) &&
+         config.resolved() == settings_from_;
+}
+
+// The root's live descendant count says whether a walk can find anything new
+// at all (walk_skip.h has the argument and its limits).
+bool CgroupTable::walk_can_be_skipped(bool settled) {
   cgroupfs::SkipEvidence evidence;
   evidence.settled = settled;
   evidence.last_walk_complete = last_walk_complete_;
@@ -127,14 +183,12 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
     evidence.collected_descendants = entries_.size() - (!entries_.empty() && entries_.front().id->path == "/" ? 1u : 0u);
     evidence.uncollected_descendants = vouch_uncollected();
   }
-  if (cgroupfs::may_skip_walk(evidence)) {
-    ++skipped_in_a_row_;
-    ++counters.rescans_counted;
-    report.walk_skipped = true;
-    return;
-  }
-  skipped_in_a_row_ = 0;
-  ++counters.rescans_walked;
+  return cgroupfs::may_skip_walk(evidence);
+}
+
+// The walk, with what it says about the root and the tree's uncollected parts.
+cgroupfs::WalkResult CgroupTable::walk(const std::string& root, const config::Config& config, bool settled,
+                                       PassReport& report) {
   cgroupfs::WalkResult found = walker_.walk(root, config.collector, /*elide_unchanged=*/settled);
   root_ok_ = found.root_ok;
   last_walk_complete_ = found.root_ok && found.unknown.empty();
@@ -151,85 +205,79 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
   limited_ = found.limited;
   no_memory_ = found.no_memory;
   for (auto& err : found.errors) report.add_error(std::move(err));
-  // The root itself cannot be opened (unmounted, permissions changed,
-  // renamed): the walk saw nothing, which says nothing about the cgroups. Keep
-  // them; their kept-open fds still read (or report them gone one by one).
-  if (!found.root_ok) return;
-  if (settled && found.same_as_last) return;
+  return found;
+}
 
-  // What the roster was built from: bumped below only if this changes.
-  std::vector<std::pair<const CgroupId*, const config::Settings*>> before;
-  before.reserve(entries_.size());
-  for (const auto& e : entries_) before.emplace_back(e.id.get(), e.settings.get());
-
+// The walk's cgroups against the collected: kept (same path and inode, state
+// and all), new (found.cgroups indexes in `fresh`), departed (handed over),
+// or unseen (not found, in a part of the tree the walk could not see: kept).
+CgroupTable::Reconciled CgroupTable::reconcile(const cgroupfs::WalkResult& found, PassReport& report) {
   std::unordered_map<std::string_view, size_t> old_index;
   old_index.reserve(entries_.size());
   for (size_t i = 0; i < entries_.size(); ++i)
     if (!entries_[i].gone) old_index.emplace(entries_[i].id->path, i);
-
-  std::vector<CgroupEntry> next;
-  next.reserve(found.cgroups.size());
+  Reconciled r;
+  r.next.reserve(found.cgroups.size());
   std::vector<unsigned char> taken(entries_.size(), 0);
-  std::vector<size_t> fresh;  // indexes into found.cgroups of cgroups not collected yet
-  size_t kept_in_order = 0;
   for (size_t i = 0; i < found.cgroups.size(); ++i) {
     auto it = old_index.find(found.cgroups[i].path);
     // Same path and inode: the same cgroup, keep its state. A new inode at the
     // same path is a recreated cgroup: its state (and rates) start over.
     if (it != old_index.end() && entries_[it->second].id->inode == found.cgroups[i].inode) {
       taken[it->second] = 1;
-      next.push_back(std::move(entries_[it->second]));
-      ++kept_in_order;
+      r.next.push_back(std::move(entries_[it->second]));
+      ++r.kept_in_order;
     } else {
-      fresh.push_back(i);
+      r.fresh.push_back(i);
     }
   }
   // Not found, but in a part of the tree the walk could not see (EMFILE
   // while listing, EACCES, ...): unknown is not removed. Kept as they are;
   // their own kept fds say when they are really gone.
-  size_t removed = 0;
   for (size_t i = 0; i < entries_.size(); ++i) {
     if (taken[i]) continue;
     const auto& path = entries_[i].id->path;
     const bool unseen = !entries_[i].gone && std::any_of(found.unknown.begin(), found.unknown.end(),
                                                          [&](const cgroupfs::Unknown& u) { return u.covers(path); });
     if (unseen) {
-      next.push_back(std::move(entries_[i]));
+      r.next.push_back(std::move(entries_[i]));
     } else {
       departed_.push_back(std::move(entries_[i]));
-      ++removed;
+      ++report.removed;
     }
   }
-  report.removed += removed;
+  return r;
+}
 
-  // New cgroups, shallowest first (as max_cgroups picks them): when the
-  // budget runs out it is the deepest that wait, never a parent while its
-  // children are collected.
+// The new cgroups (their paths moved into their entries), shallowest first
+// (as max_cgroups picks them): when the
+// budget runs out it is the deepest that wait, never a parent while its
+// children are collected. Room for the least a cgroup needs comes first:
+// the limit files kept by the last ones added give theirs back.
+void CgroupTable::admit(const std::string& root, cgroupfs::WalkResult& found, Reconciled& r, PassReport& report,
+                        Counters& counters) {
   // (std::sort with the path order as tie-break, not std::stable_sort: its
   // temporary buffer is an alloc-dealloc mismatch under ASan in libstdc++ 12.)
-  std::sort(fresh.begin(), fresh.end(), [&](size_t a, size_t b) {
+  std::sort(r.fresh.begin(), r.fresh.end(), [&](size_t a, size_t b) {
     const int da = found.cgroups[a].depth, db = found.cgroups[b].depth;
     return da != db ? da < db : a < b;
   });
   open_fds_ = 0;
-  for (const auto& e : next) open_fds_ += fds_of(e);
+  for (const auto& e : r.next) open_fds_ += fds_of(e);
   left_out_ = {};
   bool exhausted = false;
   // Where shedding limit fds goes on, from the last entry down: once room
-  // ran short, nothing added after holds limit fds (room for all fourteen
+  // ran short, nothing added after holds limit fds (room for all of them
   // does not come back within the rescan), so each entry is visited once.
   size_t shed_from = SIZE_MAX;
-  for (size_t i : fresh) {
+  for (size_t i : r.fresh) {
     if (exhausted) {
       ++left_out_.fds_exhausted;  // the next open would fail the same way: not tried until the next rescan
       continue;
     }
-    // Room for the least a cgroup needs comes first: the limit files kept
-    // by the last ones added give theirs back (their limits are then read
-    // with an open and close), a cgroup in before a limit fd kept.
     if (open_fds_ + kMinFdsPerCgroup > fd_budget_) {
-      if (shed_from == SIZE_MAX) shed_from = next.size();
-      while (open_fds_ + kMinFdsPerCgroup > fd_budget_ && shed_from > 0) open_fds_ -= close_limits(next[--shed_from]);
+      if (shed_from == SIZE_MAX) shed_from = r.next.size();
+      while (open_fds_ + kMinFdsPerCgroup > fd_budget_ && shed_from > 0) open_fds_ -= close_limits(r.next[--shed_from]);
     }
     if (open_fds_ + kMinFdsPerCgroup > fd_budget_) {
       ++left_out_.fd_budget;
@@ -245,31 +293,20 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
       }
       continue;
     }
-    // The kernel notifies pollers of memory.events on every change
-    // (memcg_memory_event -> cgroup_file_notify): with the fd in the epoll
-    // set the file is read only when it changed. Regular files (fixture
-    // trees) cannot be polled (EPERM) and are read every pass instead.
-    e.events_polled = watch(e.file(FileKind::events));
-    e.swap_events_polled = watch(e.file(FileKind::swap_events));
+    register_events(e);
     open_fds_ += fds_of(e);
-    next.push_back(std::move(e));
+    r.next.push_back(std::move(e));
     ++report.added;
   }
-  // Kept cgroups are already in the walk's pre-order; only cgroups added or
-  // kept unseen (appended) need the sort, which a quiet rescan skips.
-  if (next.size() != kept_in_order)
-    std::sort(next.begin(), next.end(),
-              [](const CgroupEntry& a, const CgroupEntry& b) { return cgroupfs::path_before(a.id->path, b.id->path); });
-  entries_ = std::move(next);
-  for (auto& e : entries_) e.settings = config.settings_for(e.id->path);
-  const bool same = before.size() == entries_.size() &&
-                    std::equal(before.begin(), before.end(), entries_.begin(), [](const auto& b, const CgroupEntry& e) {
-                      return b.first == e.id.get() && b.second == e.settings.get();
-                    });
-  if (!same) ++generation_;
-  settings_from_ = config.resolved();
-  last_walk_cgroups_ = found.cgroups.size();
-  link_parents();
+}
+
+// The kernel notifies pollers of memory.events on every change
+// (memcg_memory_event -> cgroup_file_notify): with the fd in the epoll set
+// the file is read only when it changed. Regular files (fixture trees)
+// cannot be polled (EPERM) and are read every pass instead.
+void CgroupTable::register_events(CgroupEntry& e) noexcept {
+  e.events_polled = watch(e.file(FileKind::events));
+  e.swap_events_polled = watch(e.file(FileKind::swap_events));
 }
 
 std::optional<uint64_t> CgroupTable::read_count(sys::UniqueFd& fd) noexcept {

@@ -120,6 +120,19 @@ class CgroupTable {
 
  private:
   void link_parents();
+  // rescan's parts (cgroup_table.cpp has the shortcuts and their invariants).
+  struct Reconciled {
+    std::vector<CgroupEntry> next;  // the collected set being built
+    std::vector<size_t> fresh;      // found.cgroups indexes not collected yet
+    size_t kept_in_order = 0;       // entries kept in the walk's order (next's prefix)
+  };
+  bool is_settled(const config::Config& config) const;
+  bool walk_can_be_skipped(bool settled);
+  cgroupfs::WalkResult walk(const std::string& root, const config::Config& config, bool settled, PassReport& report);
+  Reconciled reconcile(const cgroupfs::WalkResult& found, PassReport& report);
+  void admit(const std::string& root, cgroupfs::WalkResult& found, Reconciled& r, PassReport& report,
+             Counters& counters);
+  void register_events(CgroupEntry& e) noexcept;
   // Adds a kept event file to the epoll set: false where it cannot be polled
   // (regular files of fixture trees: EPERM), which is then read every pass.
   bool watch(const sys::UniqueFd& fd) noexcept;

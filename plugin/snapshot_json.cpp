@@ -88,14 +88,7 @@ void identity(JsonWriter& w, const Snapshot& snap, const CgroupId& id) {
   w.end_object();
 }
 
-void cgroup(JsonWriter& w, const Snapshot& snap, const CgroupView& c, TimePoint now) {
-  w.begin_object();
-  w.key("path").value(c.id->path);
-  w.key("inode").value(c.id->inode);
-  w.key("depth").value(c.id->depth);
-  w.key("rule").value(c.settings->source);
-  identity(w, snap, *c.id);
-
+void memory_block(JsonWriter& w, const CgroupView& c) {
   const ProbeValues& p = c.probe;
   w.key("memory").begin_object();
   opt(w, "current", p.current);
@@ -105,44 +98,42 @@ void cgroup(JsonWriter& w, const Snapshot& snap, const CgroupView& c, TimePoint 
   opt(w, "peak", peak);
   opt(w, "current_bytes_per_second", p.current_rate);
   w.end_object();
+}
 
+void limits_block(JsonWriter& w, const CgroupView& c) {
   w.key("limits");
-  if (c.stat) {
-    w.begin_object();
-    for (size_t k = 0; k < lim_count; ++k) {
-      const auto& l = c.stat->limits[k];
-      w.key(limit_name(static_cast<LimitKind>(k)));
-      if (!l)
-        w.null();
-      else if (l->unlimited)
-        w.value("max");
-      else
-        w.value(l->value);
-    }
-    w.end_object();
-  } else {
+  if (!c.stat) {
     w.null();
+    return;
   }
+  w.begin_object();
+  for (size_t k = 0; k < lim_count; ++k) {
+    const auto& l = c.stat->limits[k];
+    w.key(limit_name(static_cast<LimitKind>(k)));
+    if (!l)
+      w.null();
+    else if (l->unlimited)
+      w.value("max");
+    else
+      w.value(l->value);
+  }
+  w.end_object();
+}
 
-  event_blocks(w, p.events.get());
-
+void pressure_block(JsonWriter& w, const ProbeValues& p) {
   w.key("pressure");
-  if (p.has_psi) {
-    w.begin_object();
-    psi_line(w, "some", p.psi.some);
-    psi_line(w, "full", p.psi.full);
-    w.end_object();
-  } else {
+  if (!p.has_psi) {
     w.null();
+    return;
   }
+  w.begin_object();
+  psi_line(w, "some", p.psi.some);
+  psi_line(w, "full", p.psi.full);
+  w.end_object();
+}
 
-  if (c.stat) {
-    stat_values(w, *c.stat, c.settings->stats);
-  } else {
-    w.key("stat").null();
-    w.key("stat_rates").null();
-  }
-
+// How old the cached values are and what it cost to read them.
+void freshness_and_cost(JsonWriter& w, const CgroupView& c, TimePoint now) {
   w.key("freshness").begin_object();
   const auto age = c.stat_age(now);
   w.key("age_seconds");
@@ -159,6 +150,26 @@ void cgroup(JsonWriter& w, const Snapshot& snap, const CgroupView& c, TimePoint 
   w.key("read_seconds").value(to_seconds(c.read_wall));
   w.key("read_cpu_seconds").value(to_seconds(c.read_cpu));
   w.end_object();
+}
+
+void cgroup(JsonWriter& w, const Snapshot& snap, const CgroupView& c, TimePoint now) {
+  w.begin_object();
+  w.key("path").value(c.id->path);
+  w.key("inode").value(c.id->inode);
+  w.key("depth").value(c.id->depth);
+  w.key("rule").value(c.settings->source);
+  identity(w, snap, *c.id);
+  memory_block(w, c);
+  limits_block(w, c);
+  event_blocks(w, c.probe.events.get());
+  pressure_block(w, c.probe);
+  if (c.stat) {
+    stat_values(w, *c.stat, c.settings->stats);
+  } else {
+    w.key("stat").null();
+    w.key("stat_rates").null();
+  }
+  freshness_and_cost(w, c, now);
   w.end_object();
 }
 

@@ -116,32 +116,12 @@ size_t Walker::traverse(int rootfd, const std::string& root, const config::Colle
   hits_.clear();
   without_memory_n_ = 0;
   queue_.push_back({&root_path_, 0});
-  std::vector<std::string> names;
-  std::string scratch;
   for (size_t q = 0; q < queue_.size(); ++q) {
     const Visit cur = queue_[q];
     const std::string& path = *cur.path;
     const bool is_root = cur.depth == 0;
-    // By path from the root, with no descriptor held between directories:
-    // a queue of open directories would grow with the tree's width and fail
-    // with EMFILE on big trees.
     struct stat st{};
-    if ((is_root ? ::fstat(rootfd, &st) : ::fstatat(rootfd, path.c_str(), &st, AT_SYMLINK_NOFOLLOW)) != 0) {
-      const int err = errno;  // before anything that may allocate
-      if (!is_gone(err)) {
-        res.errors.push_back({"stat", full_path(root, path), err});
-        res.unknown.push_back({path, true});
-      } else if (!is_root) {
-        // Listed but gone: removed since, or renamed in place (which keeps
-        // the parent's link count). The parent is listed again next walk.
-        if (auto parent = listings_.find(parent_path(path)); parent != listings_.end() && parent->second.nlink != 0) {
-          parent->second.nlink = 0;
-          ++stale;
-        }
-      }
-      continue;
-    }
-    if (!S_ISDIR(st.st_mode)) continue;
+    if (!stat_dir(rootfd, root, path, is_root, st, res, stale) || !S_ISDIR(st.st_mode)) continue;
     // This directory as the last walk left it: same inode and link count (2 +
     // subdirectories; kernfs sets it from the node at every stat) means the
     // same children. (A link count of 1 means the file system does not count
@@ -153,64 +133,15 @@ size_t Walker::traverse(int rootfd, const std::string& root, const config::Colle
     Listing& l = it->second;
     l.stamp = stamp;
     l.inode = st.st_ino;
-    // No memory.stat: the memory controller is not enabled here, and so cannot
-    // be below either (a controller is only available to children of a cgroup
-    // that enables it in cgroup.subtree_control). The root is always descended:
-    // kernels before 5.x have no memory.stat in the root. Asked again at every
-    // walk where it was missing (enabling a controller changes no link count);
-    // where it was there, the kept fds say when it goes (ENODEV), and the
-    // periodic full walk asks everywhere.
-    bool has_memory = unchanged && l.has_memory;
-    if (!has_memory) {
-      scratch.assign(is_root ? "" : path + "/").append("memory.stat");
-      has_memory = ::faccessat(rootfd, scratch.c_str(), F_OK, 0) == 0;
-    }
-    l.has_memory = has_memory;
     l.nlink = st.st_nlink;
-    if (!has_memory) {
-      if (const int err = errno; !is_gone(err)) {
-        res.errors.push_back({"access", full_path(root, path) + "/memory.stat", err});
-        res.unknown.push_back({path, true});
-      }
-      ++res.no_memory;
-      if (!is_root) {
-        // Kept in place: assign() into an existing string allocates only
-        // when a path outgrows it.
-        if (without_memory_n_ == without_memory_.size()) without_memory_.emplace_back();
-        without_memory_[without_memory_n_++].assign(path);
-        l.subdirs.clear();
-        l.listed = false;
-        continue;
-      }
-    }
+    const bool has_memory = memory_here(rootfd, root, path, is_root, unchanged, l, res);
+    if (!has_memory && !is_root) continue;  // nothing with the controller below
     if (cur.depth < cfg.max_depth) {
       // Unchanged: the last listing stands. A listing is a getdents of every
       // entry, files included (~20 us per cgroup); the check is the stat
       // already made.
-      if (unchanged && l.listed) {
-        ++res.reused;
-      } else {
-        int err = 0;
-        int raw;
-        do raw = ::openat(rootfd, is_root ? "." : path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        while (raw < 0 && errno == EINTR);
-        if (raw < 0) {
-          err = errno;
-          names.clear();
-        } else {
-          UniqueFd dir(raw);
-          err = list_subdirs(dir.get(), names);
-        }
-        ++res.listed;
-        if (err != 0 && !is_gone(err)) {
-          res.errors.push_back({"list", full_path(root, path), err});
-          res.unknown.push_back({path, false});
-        }
-        l.subdirs.clear();
-        for (const auto& name : names) l.subdirs.push_back(child_path(path, name.c_str()));
-        l.listed = true;
-        if (err != 0) l.nlink = 0;  // a failed or partial listing is made again next walk
-      }
+      if (unchanged && l.listed) ++res.reused;
+      else list_into(rootfd, root, path, is_root, l, res);
       for (const auto& child : l.subdirs) queue_.push_back({&child, cur.depth + 1});
     } else {
       l.subdirs.clear();
@@ -229,6 +160,85 @@ size_t Walker::traverse(int rootfd, const std::string& root, const config::Colle
   std::erase_if(listings_, [&](const auto& kv) { return kv.second.stamp != stamp; });
   without_memory_.resize(without_memory_n_);
   return stale;
+}
+
+// By path from the root, with no descriptor held between directories: a
+// queue of open directories would grow with the tree's width and fail with
+// EMFILE on big trees. False when it cannot be seen (an error: unknown) or
+// is gone (its parent's listing was stale: counted, listed again).
+bool Walker::stat_dir(int rootfd, const std::string& root, const std::string& path, bool is_root, struct stat& st,
+                      WalkResult& res, size_t& stale) {
+  if ((is_root ? ::fstat(rootfd, &st) : ::fstatat(rootfd, path.c_str(), &st, AT_SYMLINK_NOFOLLOW)) == 0) return true;
+  const int err = errno;  // before anything that may allocate
+  if (!is_gone(err)) {
+    res.errors.push_back({"stat", full_path(root, path), err});
+    res.unknown.push_back({path, true});
+  } else if (!is_root) {
+    // Listed but gone: removed since, or renamed in place (which keeps the
+    // parent's link count).
+    if (auto parent = listings_.find(parent_path(path)); parent != listings_.end() && parent->second.nlink != 0) {
+      parent->second.nlink = 0;
+      ++stale;
+    }
+  }
+  return false;
+}
+
+// No memory.stat: the memory controller is not enabled here, and so cannot
+// be below either (a controller is only available to children of a cgroup
+// that enables it in cgroup.subtree_control). The root is always descended:
+// kernels before 5.x have no memory.stat in the root. Asked again at every
+// walk where it was missing (enabling a controller changes no link count);
+// where it was there, the kept fds say when it goes (ENODEV), and the
+// periodic full walk asks everywhere.
+bool Walker::memory_here(int rootfd, const std::string& root, const std::string& path, bool is_root, bool unchanged,
+                         Listing& l, WalkResult& res) {
+  bool has_memory = unchanged && l.has_memory;
+  if (!has_memory) {
+    scratch_.assign(is_root ? "" : path + "/").append("memory.stat");
+    has_memory = ::faccessat(rootfd, scratch_.c_str(), F_OK, 0) == 0;
+  }
+  l.has_memory = has_memory;
+  if (has_memory) return true;
+  if (const int err = errno; !is_gone(err)) {
+    res.errors.push_back({"access", full_path(root, path) + "/memory.stat", err});
+    res.unknown.push_back({path, true});
+  }
+  ++res.no_memory;
+  if (!is_root) {
+    // Kept in place: assign() into an existing string allocates only when a
+    // path outgrows it.
+    if (without_memory_n_ == without_memory_.size()) without_memory_.emplace_back();
+    without_memory_[without_memory_n_++].assign(path);
+    l.subdirs.clear();
+    l.listed = false;
+  }
+  return false;
+}
+
+// Lists the directory's subdirectories into its listing.
+void Walker::list_into(int rootfd, const std::string& root, const std::string& path, bool is_root, Listing& l,
+                       WalkResult& res) {
+  int err = 0;
+  int raw;
+  do raw = ::openat(rootfd, is_root ? "." : path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  while (raw < 0 && errno == EINTR);
+  if (raw < 0) {
+    err = errno;
+    names_.clear();
+  } else {
+    UniqueFd dir(raw);
+    err = list_subdirs(dir.get(), names_);
+  }
+  ++res.listed;
+  if (err != 0 && !is_gone(err)) {
+    res.errors.push_back({"list", full_path(root, path), err});
+    res.unknown.push_back({path, false});
+  }
+  l.subdirs.clear();
+  for (const auto& name : names_) l.subdirs.push_back(child_path(path, name.c_str()));
+  l.listed = true;
+  if (err != 0) l.nlink = 0;  // a failed or partial listing is made again next walk
 }
 
 WalkResult Walker::finish(bool elide_unchanged, WalkResult res) {

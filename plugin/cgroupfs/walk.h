@@ -12,6 +12,8 @@
 // the cgroups for removed.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -75,6 +77,12 @@ class Walker {
                   WalkResult& res);
   // The walk's cgroups in pre-order (or none, when elided as unchanged).
   WalkResult finish(bool elide_unchanged, WalkResult res);
+  struct Listing;
+  bool stat_dir(int rootfd, const std::string& root, const std::string& path, bool is_root, struct stat& st,
+                WalkResult& res, size_t& stale);
+  bool memory_here(int rootfd, const std::string& root, const std::string& path, bool is_root, bool unchanged,
+                   Listing& l, WalkResult& res);
+  void list_into(int rootfd, const std::string& root, const std::string& path, bool is_root, Listing& l, WalkResult& res);
   // What a directory held at the last walk. Kept in place from walk to walk
   // (a quiet rescan allocates nothing): `stamp` says which walk last saw it,
   // and directories no walk reached any more are dropped at its end.
@@ -104,6 +112,8 @@ class Walker {
   std::vector<uint32_t> last_perm_;      // ... and the permutation that put them in pre-order
   std::vector<std::string> without_memory_;
   size_t without_memory_n_ = 0;
+  std::vector<std::string> names_;  // a listing's names, reused from directory to directory
+  std::string scratch_;             // a path, likewise
 };
 
 // One walk with nothing remembered.

@@ -55,6 +55,7 @@ timeout 3600 "${VM_QEMU[@]}" -m 6144 -kernel "$kernel" -initrd "$work/initramfs.
 rc=$?
 set -e
 grep -aE '^(VMBENCH|memcg-bench|\|)' "$work/serial.log" || true
+[ "${PREMISE:-0}" = 1 ] && grep -a '^VMBENCH' "$work/serial.log" | tr -d '\r' | python3 "$here/premise_table.py"
 if [ "$rc" != 1 ]; then
   vm_log "benchmark VM FAILED (qemu exit $rc); serial log:"
   tail -n 40 "$work/serial.log"
