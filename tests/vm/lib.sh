@@ -123,7 +123,11 @@ VM_QEMU=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m 2048 -nod
 # The modules directory (lib/modules/VERSION) of an unpacked kernel package
 # KDIR: Debian 13 ships it under usr/ (merged /usr), Debian 12 does not.
 vm_modules_dir() {
-  ls -d "$1"/lib/modules/* "$1"/usr/lib/modules/* 2>/dev/null | head -1
+  local d
+  for d in "$1"/lib/modules/* "$1"/usr/lib/modules/*; do
+    [ -d "$d" ] && { echo "$d"; return 0; }
+  done
+  return 1
 }
 
 # The virtio network driver of KERNEL's package, and the modules it needs, into
@@ -138,6 +142,7 @@ vm_net_modules() {
   add() {
     local f dep
     grep -qx "$1" "$2/order" && return 0
+    grep -q "/$1\.ko$" "$mods/modules.builtin" 2>/dev/null && return 0  # built in (6.12: virtio_pci)
     f=$(find "$mods" -name "$1.ko" -o -name "$1.ko.xz" | head -1)
     [ -n "$f" ] || { vm_log "no module $1 in $mods"; return 1; }
     for dep in $(/sbin/modinfo -F depends "$f" | tr ',' ' '); do add "$dep" "$2"; done
