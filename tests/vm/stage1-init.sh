@@ -201,6 +201,35 @@ else
 fi
 kill $fdpid
 wait $fdpid
+# The read budget on the real kernel: a third exporter over the whole tree
+# (~270 cgroups, max_age 10 s: ~27 re-reads a second due) allowed 10
+# memory.stat reads a second. Past its first reads, the reads per second
+# must stay within the budget, the rest deferred (counted) and the reads
+# pushed past max_age counted per cgroup.
+cat > /tmp/budget.toml <<TOML
+[collector]
+probe_interval = "1s"
+max_stat_reads_per_second = 10
+TOML
+memcg-exporter --root /sys/fs/cgroup --config /tmp/budget.toml --web.listen-address 127.0.0.1:9758 >/tmp/budget.log 2>&1 &
+bpid=$!
+bm() { wget -qO- http://127.0.0.1:9758/metrics | awk -v k="$1" '$1 ~ k {s += $2} END {print s + 0}'; }
+sleep 15  # past the first reads of every cgroup (also held to the budget)
+r0=$(bm '^memcg_exporter_stat_reads_total') d0=$(bm '^memcg_exporter_stat_reads_deferred_total')
+sleep 10
+r1=$(bm '^memcg_exporter_stat_reads_total') d1=$(bm '^memcg_exporter_stat_reads_deferred_total')
+late=$(bm '^memcg_stat_max_age_violations_total')
+kill $bpid
+wait $bpid
+# 10 s at 10 a second, plus a pass at each end (the two scrapes fall
+# anywhere within one) and the scrapes' own time (~0.5 s each, emulated).
+if [ $((r1 - r0)) -le 130 ] && [ $((r1 - r0)) -ge 50 ] && [ $((d1 - d0)) -gt 0 ] && [ "$late" -gt 0 ]; then
+  echo "CHECK read-budget ok: $((r1 - r0)) reads in 10 s at 10 a second, $((d1 - d0)) deferred, $late passes past max_age counted"
+else
+  echo "CHECK read-budget FAIL: $((r1 - r0)) reads in 10 s (want 50-130), $((d1 - d0)) deferred, $late past max_age"
+  tail -n 5 /tmp/budget.log
+  rc=1
+fi
 # The churn soak: cgroups created and removed while /metrics is scraped every
 # 100 ms (back to back: a scrape takes longer under emulation) and the config
 # reloaded every 3 s; fds and RSS must stay flat. Rate: mkdir and rmdir of

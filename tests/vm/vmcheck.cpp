@@ -519,7 +519,7 @@ int main(int argc, char** argv) {
   check_freshness(o, 15);
   check_reasons(o);
   check_values(o);
-  check_held_to_account(o, 30);
+  check_held_to_account(o, 20);
   check_churn(o);
   check(g_age_violations == 0, "freshness-all-scrapes",
         std::to_string(g_scrapes) + " scrapes, " + std::to_string(g_age_violations) + " age > max_age");
