@@ -84,7 +84,10 @@ void Collector::apply_read(CgroupEntry& e, cache::ReadReason reason, const Cgrou
     in.peak_at = e.record->peak_at;
   }
   if (e.has_probe && e.probe.has_psi) in.pressure_at = e.probe.psi_at;
-  in.moved_since_peak = e.moved_since_peak;
+  // Where memory.peak resets per open file, every read takes it: a spike
+  // between two probes moves nothing the probes see, and the peak since the
+  // last read is the only trace of it.
+  in.moved_since_peak = e.moved_since_peak || e.peak_resettable;
   in.pressure_probed = e.has_probe && e.probe.has_psi && e.probe.psi_at == now;
   in.max_age = config_.collector.limits_max_age;
   const cache::CompanionReads take = cache::decide_companions(in, now);

@@ -300,6 +300,13 @@ TEST_F(CollectorTest, WhereMemoryPeakResetsPerFileTheOneMinuteHighHasTheSpikesBe
   tree.write("b", "memory.peak", "3145728\n");
   for (int i = 0; i < 70; ++i) pass(*c);
   EXPECT_LT(*view(*c, "b").probe.current_max, 41943040u);
+  // A spike the probes never saw (memory.current as before): the next
+  // read, due by max_age alone, takes memory.peak and finds it.
+  tree.write("b", "memory.peak", "52428800\n");
+  const uint64_t max_age_reads = reads(*c, "b", ReadReason::max_age);
+  for (int i = 0; i < 12 && reads(*c, "b", ReadReason::max_age) == max_age_reads; ++i) pass(*c);
+  ASSERT_GT(reads(*c, "b", ReadReason::max_age), max_age_reads);
+  EXPECT_EQ(*view(*c, "b").probe.current_max, 52428800u);
 }
 
 TEST_F(CollectorTest, WhereMemoryPeakCannotBeResetItIsTheWatermarkAndTheHighComesFromProbes) {

@@ -1,6 +1,7 @@
 // memcg-vmload: workloads for the real-kernel VM tests, plus the verdict.
 //   wave MB          anonymous memory: grow to MB 1 MiB at a time, shrink, repeat
 //   hog MB           allocate and touch MB, then sleep (over memory.max: oom-killed)
+//   spike MB         allocate and touch MB, give it back at once; every 2 s
 //   files DIR MB     write a MB file on DIR (tmpfs: charged as shmem), delete, repeat
 //   leak MB_PER_S    allocate and touch MB_PER_S MiB a second, forever (a leak)
 //   exit N           leave QEMU with status (N << 1) | 1 via isa-debug-exit (port 0xf4)
@@ -51,6 +52,17 @@ int hog(long mb) {
   for (;;) pause();
 }
 
+// MB touched and given back at once, every 2 s: usage spikes for a few
+// milliseconds, between the probes.
+int spike(long mb) {
+  for (;;) {
+    std::vector<void*> held;
+    for (long i = 0; i < mb; ++i) held.push_back(chunk());
+    for (void* p : held) munmap(p, kMiB);
+    sleep(2);
+  }
+}
+
 int leak(double mb_per_s) {
   if (mb_per_s <= 0) return 64;
   const auto every = static_cast<useconds_t>(1e6 / mb_per_s);
@@ -87,6 +99,7 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "wave" && argc == 3) return wave(std::atol(argv[2]));
   if (mode == "hog" && argc == 3) return hog(std::atol(argv[2]));
+  if (mode == "spike" && argc == 3) return spike(std::atol(argv[2]));
   if (mode == "files" && argc == 4) return files(argv[2], std::atol(argv[3]));
   if (mode == "leak" && argc == 3) return leak(std::atof(argv[2]));
   if (mode == "exit" && argc == 3) {
@@ -97,6 +110,6 @@ int main(int argc, char** argv) {
     outl(static_cast<unsigned>(std::atoi(argv[2])), 0xf4);
     return 0;  // not reached under QEMU with isa-debug-exit
   }
-  fprintf(stderr, "usage: memcg-vmload wave MB | hog MB | files DIR MB | leak MB_PER_S | exit N\n");
+  fprintf(stderr, "usage: memcg-vmload wave MB | hog MB | spike MB | files DIR MB | leak MB_PER_S | exit N\n");
   return 64;
 }
