@@ -1,5 +1,5 @@
 """A real Prometheus server (Debian's `prometheus`) on loopback, for tests."""
-import json, os, socket, subprocess, tempfile, time, urllib.parse, urllib.request
+import json, os, shutil, socket, subprocess, tempfile, time, urllib.parse, urllib.request
 
 def free_port():
     with socket.socket() as s:
@@ -77,3 +77,4 @@ class Prometheus:
 
     def __exit__(self, *exc):
         self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)  # its TSDB: nothing to keep after the test
