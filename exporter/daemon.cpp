@@ -129,13 +129,13 @@ class ReportLog {
 
 // What the kernel adds to every memory.stat value's staleness, said once.
 std::shared_ptr<const cgroupfs::KernelFacts> probe_kernel(const std::string& root) {
-  auto k = std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel(root, cgroupfs::HostFacts::current()));
+  auto k = std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel(root, cgroupfs::kernel_release(), config::HostFacts::probe()));
   std::string present;
   for (const auto& f : k->features)
     if (f.present) present += (present.empty() ? "" : ",") + std::string(f.name);
   log_info("kernel " + k->release + ": memory.stat may lag by " + std::to_string(k->stat_lag_bytes() / 1024) +
            " KiB (flush threshold " + std::to_string(k->flush_threshold_updates()) + " updates: 64 x " +
-           std::to_string(k->online_cpus) + " online CPUs" + (k->has("stat_flush_per_cgroup") ? ", per cgroup subtree" : ", host-wide") +
+           std::to_string(k->host.online_cpus) + " online CPUs" + (k->has("stat_flush_per_cgroup") ? ", per cgroup subtree" : ", host-wide") +
            "); features: " + (present.empty() ? "none" : present));
   return k;
 }

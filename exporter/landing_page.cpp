@@ -228,7 +228,7 @@ std::string kernel_table(const Snapshot& snap) {
   if (!snap.kernel) return {};
   const cgroupfs::KernelFacts& k = *snap.kernel;
   std::string h = "<h2>Kernel</h2>\n<table class=\"summary\" id=\"kernel\">\n";
-  h += "<tr><td>release</td><td>" + html_escape(k.release) + ", " + std::to_string(k.online_cpus) + " online CPUs</td></tr>\n";
+  h += "<tr><td>release</td><td>" + html_escape(k.release) + ", " + std::to_string(k.host.online_cpus) + " online CPUs</td></tr>\n";
   h += "<tr><td>memory.stat lag</td><td id=\"kernel-lag\">up to " + bytes(static_cast<double>(k.stat_lag_bytes())) +
        " behind when read (flush threshold " + std::to_string(k.flush_threshold_updates()) + " updates = " +
        bytes(static_cast<double>(k.flush_threshold_bytes())) + ", " +

@@ -335,10 +335,12 @@ void Collector::fill(Snapshot& snap) {
   const auto& entries = table_.entries();
   snap.roster = shared_roster();
   snap.cgroups.reserve(entries.size());
-  for (const auto& e : entries) snap.events_polled += e.events_polled ? 1u : 0u;
-  for (const auto& e : entries)
+  for (const auto& e : entries) {
+    snap.events_polled += e.events_polled ? 1u : 0u;
+    snap.peak_reset_cgroups += e.record && e.record->peak_reset ? 1u : 0u;
     snap.cgroups.push_back(CgroupView{e.id.get(), e.settings.get(), e.probe, e.record, e.pending, e.reads, e.skips,
                                       e.read_wall, e.read_cpu, e.max_age_violations});
+  }
   snap.removed = tombstones_.views();
   snap.removed_dropped = tombstones_.dropped();
   snap.cgroups_limited = table_.limited();
@@ -367,8 +369,6 @@ void Collector::fill(Snapshot& snap) {
   snap.engines = identity_.engine_stats();
   snap.containerd = identity_.containerd_stats();
   snap.kernel = kernel_;
-  snap.peak_reset_cgroups = 0;
-  for (const auto& v : snap.cgroups) snap.peak_reset_cgroups += v.stat && v.stat->peak_reset ? 1u : 0u;
 }
 
 void Collector::publish(TimePoint started, Duration probe_from) {

@@ -55,13 +55,9 @@ std::optional<KernelVersion> parse_kernel_release(std::string_view release) noex
   return v;
 }
 
-HostFacts HostFacts::current() {
-  HostFacts h;
+std::string kernel_release() {
   struct utsname u{};
-  if (::uname(&u) == 0) h.release = u.release;
-  if (const long n = ::sysconf(_SC_NPROCESSORS_ONLN); n > 0) h.online_cpus = static_cast<unsigned>(n);
-  if (const long p = ::sysconf(_SC_PAGESIZE); p > 0) h.page_size = static_cast<uint64_t>(p);
-  return h;
+  return ::uname(&u) == 0 ? std::string(u.release) : std::string();
 }
 
 bool KernelFacts::has(std::string_view feature) const noexcept {
@@ -70,12 +66,11 @@ bool KernelFacts::has(std::string_view feature) const noexcept {
   return false;
 }
 
-KernelFacts probe_kernel(const std::string& root, const HostFacts& host) {
+KernelFacts probe_kernel(const std::string& root, std::string_view release, const config::HostFacts& host) {
   KernelFacts k;
-  k.release = host.release;
-  k.version = parse_kernel_release(host.release);
-  k.online_cpus = host.online_cpus;
-  k.page_size = host.page_size;
+  k.release = std::string(release);
+  k.version = parse_kernel_release(release);
+  k.host = host;
   const auto stat = sys::read_file(root + "/memory.stat");
   const std::string_view keys = stat.ok() ? std::string_view(stat.value()) : std::string_view{};
   const std::string child = first_child_memcg(root);

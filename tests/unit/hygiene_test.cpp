@@ -47,7 +47,7 @@ TEST(Hygiene, MetricsAndTheStatusPageReplaceControlCharacters) {
   EXPECT_EQ(page.find("id=\"kernel\""), std::string::npos) << "no kernel table before the kernel is probed";
 
   // A kernel release is the host's to choose: escaped like every other text.
-  snap.kernel = std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel("/nonexistent", {"6.12<script>", 2, 4096}));
+  snap.kernel = std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel("/nonexistent", "6.12<script>", {4096, 2}));
   const std::string with_kernel = render_landing_page(snap, config::Config::builtin({4096, 2}), TimePoint{});
   EXPECT_NE(with_kernel.find("6.12&lt;script&gt;, 2 online CPUs"), std::string::npos);
   EXPECT_NE(with_kernel.find("up to 1.0 MiB behind when read (flush threshold 128 updates = 512.0 KiB, per cgroup subtree"),

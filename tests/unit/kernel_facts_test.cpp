@@ -25,45 +25,45 @@ TEST(KernelFacts, TheReleaseGivesTheVersion) {
 
 TEST(KernelFacts, TheFlushThresholdIs64UpdatesPerOnlineCpuInPages) {
   fixtures::Tree t;
-  const auto k = probe_kernel(t.root(), {"6.1.0-57-cloud-amd64", 2, 4096});
+  const auto k = probe_kernel(t.root(), "6.1.0-57-cloud-amd64", {4096, 2});
   EXPECT_EQ(k.flush_threshold_updates(), 128u);
   EXPECT_EQ(k.flush_threshold_bytes(), 512u * 1024);  // "auto" thresholds are the same number
   EXPECT_EQ(k.stat_lag_bytes(), 1024u * 1024);
-  const auto big = probe_kernel(t.root(), {"6.12.0", 96, 16384});
+  const auto big = probe_kernel(t.root(), "6.12.0", {16384, 96});
   EXPECT_EQ(big.flush_threshold_bytes(), 64u * 96 * 16384);
 }
 
 TEST(KernelFacts, SixEightAndLaterFlushPerCgroupSubtree) {
   fixtures::Tree t;
-  EXPECT_FALSE(probe_kernel(t.root(), {"6.1.0", 2, 4096}).has("stat_flush_per_cgroup"));
-  EXPECT_FALSE(probe_kernel(t.root(), {"6.7.12", 2, 4096}).has("stat_flush_per_cgroup"));
-  EXPECT_TRUE(probe_kernel(t.root(), {"6.8.0", 2, 4096}).has("stat_flush_per_cgroup"));
-  EXPECT_TRUE(probe_kernel(t.root(), {"6.12.117+deb13-cloud-amd64", 2, 4096}).has("stat_flush_per_cgroup"));
-  EXPECT_FALSE(probe_kernel(t.root(), {"garbage", 2, 4096}).has("stat_flush_per_cgroup"));
+  EXPECT_FALSE(probe_kernel(t.root(), "6.1.0", {4096, 2}).has("stat_flush_per_cgroup"));
+  EXPECT_FALSE(probe_kernel(t.root(), "6.7.12", {4096, 2}).has("stat_flush_per_cgroup"));
+  EXPECT_TRUE(probe_kernel(t.root(), "6.8.0", {4096, 2}).has("stat_flush_per_cgroup"));
+  EXPECT_TRUE(probe_kernel(t.root(), "6.12.117+deb13-cloud-amd64", {4096, 2}).has("stat_flush_per_cgroup"));
+  EXPECT_FALSE(probe_kernel(t.root(), "garbage", {4096, 2}).has("stat_flush_per_cgroup"));
 }
 
 TEST(KernelFacts, NewerMemoryStatKeysAndFilesAreFeatures) {
   fixtures::Tree t;
   t.add("a");
-  auto k = probe_kernel(t.root(), {"6.1.0", 2, 4096});
+  auto k = probe_kernel(t.root(), "6.1.0", {4096, 2});
   EXPECT_FALSE(k.has("memory_stat_zswap"));  // the 6.1 fixture's root memory.stat
   EXPECT_FALSE(k.has("memory_stat_hugetlb"));
   EXPECT_TRUE(k.has("psi"));
   // memory.peak: read-only before 6.12, writable (reset per open file) since.
   ASSERT_EQ(::chmod((t.dir("a") + "/memory.peak").c_str(), 0444), 0);
-  EXPECT_FALSE(probe_kernel(t.root(), {"6.1.0", 2, 4096}).has("memory_peak_fd_reset"));
+  EXPECT_FALSE(probe_kernel(t.root(), "6.1.0", {4096, 2}).has("memory_peak_fd_reset"));
   ASSERT_EQ(::chmod((t.dir("a") + "/memory.peak").c_str(), 0644), 0);
   t.write("/", "memory.stat", "anon 1\nzswap 0\nzswapped 0\nhugetlb 0\n");
-  k = probe_kernel(t.root(), {"6.12.0", 2, 4096});
+  k = probe_kernel(t.root(), "6.12.0", {4096, 2});
   EXPECT_TRUE(k.has("memory_peak_fd_reset"));
   EXPECT_TRUE(k.has("memory_stat_zswap"));
   EXPECT_TRUE(k.has("memory_stat_hugetlb"));
   t.remove_file("a", "memory.pressure");
-  EXPECT_FALSE(probe_kernel(t.root(), {"6.12.0", 2, 4096}).has("psi"));
+  EXPECT_FALSE(probe_kernel(t.root(), "6.12.0", {4096, 2}).has("psi"));
 }
 
 TEST(KernelFacts, AnUnreadableTreeHasNoFeaturesAndStillAThreshold) {
-  const auto k = probe_kernel("/nonexistent/cgroup", {"6.12.0", 4, 4096});
+  const auto k = probe_kernel("/nonexistent/cgroup", "6.12.0", {4096, 4});
   EXPECT_FALSE(k.has("memory_stat_zswap"));
   EXPECT_FALSE(k.has("psi"));
   EXPECT_FALSE(k.has("memory_peak_fd_reset"));

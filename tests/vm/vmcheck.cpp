@@ -230,11 +230,27 @@ std::map<std::string, std::string> frozen_currents(const Options& o) {
   return out;
 }
 
-void check_values(const Options& o) {
-  set_frozen(o, true);
-  // A frozen cgroup can still shrink for a moment: an OOM victim's memory is
-  // uncharged as it exits, after the freeze. Wait until the kernel's values
-  // hold still for a probe interval, then let two probes see them.
+// Values checked against their bounds: how many within, in all and per class.
+struct Tally {
+  long samples = 0, within = 0, printed = 0;
+  std::map<std::string, std::pair<long, long>> by_class;  // class -> (within, samples)
+  double worst = 0;
+  bool add(const std::string& cls, double diff, double bound) {
+    auto& c = by_class[cls];
+    ++samples;
+    ++c.second;
+    worst = std::max(worst, diff / bound);
+    if (diff > bound) return false;
+    ++within;
+    ++c.first;
+    return true;
+  }
+};
+
+// A frozen cgroup can still shrink for a moment: an OOM victim's memory is
+// uncharged as it exits, after the freeze. Waits until the kernel's values
+// hold still for a probe interval, then lets two probes see them.
+void settle_frozen(const Options& o) {
   int settle_rounds = 0;
   for (auto before = frozen_currents(o); settle_rounds < 20; ++settle_rounds) {
     sleep_s(o.probe);
@@ -243,72 +259,80 @@ void check_values(const Options& o) {
     before = std::move(after);
   }
   sleep_s(2.5 * o.probe);
-  const Scrape s = scrape(o);
-  // The kernel's lag as served: twice MEMCG_CHARGE_BATCH pages per online CPU.
-  const double slack = s.at("memcg_kernel_stat_lag_max_bytes");
-  check(slack == 2 * 64.0 * 4096 * o.cpus && s.at("memcg_kernel_stat_flush_threshold_bytes") == 64.0 * 4096 * o.cpus,
-        "kernel-term-served", "lag " + std::to_string(slack) + " bytes on " + std::to_string(o.cpus) + " CPUs");
-  int current_bad = 0, stat_bad = 0, checked = 0, stat_checked = 0;
-  double worst_ratio = 0;
+}
+
+// memory.stat anon and file against a direct read: within the pending
+// change plus the kernel's lag (the workloads frozen).
+Tally frozen_stat_bound(const Options& o, const Scrape& s, double lag) {
+  Tally t;
   for (const auto& cg : s.cgroups()) {
-    const std::string d = dir(o, cg);
     // The root has no memory.current: changes of tasks in the root itself cannot
     // be probed, so only its age bound applies (checked at every scrape).
     if (cg == "/" || cg == "agent") continue;
-    const auto st = read_keyed(d + "/memory.stat");
-    const double bound = s.at(key("memcg_stat_pending_change_bytes", cg)) + slack;
+    const auto st = read_keyed(dir(o, cg) + "/memory.stat");
+    const double bound = s.at(key("memcg_stat_pending_change_bytes", cg)) + lag;
     for (const char* f : {"anon", "file"}) {
       const double exported = s.at(key("memcg_memory_stat_bytes", cg, "stat", f));
       const double diff = std::fabs(exported - static_cast<double>(st.at(f)));
-      ++stat_checked;
-      worst_ratio = std::max(worst_ratio, diff / bound);
-      if (diff > bound) {
-        ++stat_bad;
+      if (!t.add("frozen", diff, bound))
         std::printf("stat out of bound %s %s: exported %.0f direct %llu bound %.0f\n", cg.c_str(), f, exported,
                     static_cast<unsigned long long>(st.at(f)), bound);
-      }
     }
   }
+  return t;
+}
+
+// The cgroups whose memory.current or memory.events differ from a direct read.
+std::vector<std::string> current_mismatches(const Options& o, const Scrape& sc, const std::vector<std::string>& cgs,
+                                            bool print) {
+  std::vector<std::string> bad;
+  for (const auto& cg : cgs) {
+    const std::string d = dir(o, cg);
+    bool ok = std::strtod(read_file(d + "/memory.current").c_str(), nullptr) == sc.at(key("memcg_memory_current_bytes", cg));
+    for (const auto& [ev, val] : read_keyed(d + "/memory.events"))
+      ok = ok && sc.at(key("memcg_memory_events_total", cg, "event", ev)) == static_cast<double>(val);
+    if (!ok) {
+      bad.push_back(cg);
+      if (print)
+        std::printf("mismatch %s: exported current %.0f, direct %s", cg.c_str(), sc.at(key("memcg_memory_current_bytes", cg)),
+                    read_file(d + "/memory.current").c_str());
+    }
+  }
+  return bad;
+}
+
+void check_values(const Options& o) {
+  set_frozen(o, true);
+  settle_frozen(o);
+  const Scrape s = scrape(o);
+  // The kernel's lag as served: twice MEMCG_CHARGE_BATCH pages per online CPU.
+  const double lag = s.at("memcg_kernel_stat_lag_max_bytes");
+  check(lag == 2 * 64.0 * 4096 * o.cpus && s.at("memcg_kernel_stat_flush_threshold_bytes") == 64.0 * 4096 * o.cpus,
+        "kernel-term-served", "lag " + std::to_string(lag) + " bytes on " + std::to_string(o.cpus) + " CPUs");
+  const Tally stat = frozen_stat_bound(o, s, lag);
   // memory.current and memory.events must equal a direct read exactly. Even a
   // frozen cgroup's memory.current can move between the exporter's probe and
   // our read: the kernel returns a cgroup's per-CPU charge stock (up to
   // MEMCG_CHARGE_BATCH pages per CPU) when another cgroup charges on that CPU.
   // So a mismatch is re-checked after the next probes: the exporter must then
   // show exactly the new value.
-  auto mismatches = [&](const Scrape& sc, const std::vector<std::string>& cgs, bool print) {
-    std::vector<std::string> bad;
-    for (const auto& cg : cgs) {
-      const std::string d = dir(o, cg);
-      bool ok = std::strtod(read_file(d + "/memory.current").c_str(), nullptr) == sc.at(key("memcg_memory_current_bytes", cg));
-      for (const auto& [ev, val] : read_keyed(d + "/memory.events"))
-        ok = ok && sc.at(key("memcg_memory_events_total", cg, "event", ev)) == static_cast<double>(val);
-      if (!ok) {
-        bad.push_back(cg);
-        if (print)
-          std::printf("mismatch %s: exported current %.0f, direct %s", cg.c_str(), sc.at(key("memcg_memory_current_bytes", cg)),
-                      read_file(d + "/memory.current").c_str());
-      }
-    }
-    return bad;
-  };
   std::vector<std::string> probed;
   for (const auto& cg : s.cgroups())  // the agent's own cgroup cannot hold still while measured
     if (cg != "agent" && access((dir(o, cg) + "/memory.current").c_str(), F_OK) == 0) probed.push_back(cg);
-  checked = static_cast<int>(probed.size());
-  auto bad = mismatches(s, probed, false);
+  auto bad = current_mismatches(o, s, probed, false);
   const size_t first_mismatches = bad.size();
   for (int retry = 0; retry < 3 && !bad.empty(); ++retry) {
     sleep_s(1.5 * o.probe);
-    bad = mismatches(scrape(o), bad, retry == 2);
+    bad = current_mismatches(o, scrape(o), bad, retry == 2);
   }
-  current_bad = static_cast<int>(bad.size());
   set_frozen(o, false);
-  check(current_bad == 0 && checked > 200, "memory.current-and-events-exact",
-        std::to_string(checked) + " cgroups, " + std::to_string(current_bad) + " differ; " +
+  check(bad.empty() && probed.size() > 200, "memory.current-and-events-exact",
+        std::to_string(probed.size()) + " cgroups, " + std::to_string(bad.size()) + " differ; " +
             std::to_string(first_mismatches) + " moved in the kernel after the probe and were matched at a later probe");
   char buf[96];
-  std::snprintf(buf, sizeof buf, "%d fields, %d out of bound, worst |diff|/bound = %.2f", stat_checked, stat_bad, worst_ratio);
-  check(stat_bad == 0, "memory.stat-within-bound", buf);
+  std::snprintf(buf, sizeof buf, "%ld fields, %ld out of bound, worst |diff|/bound = %.2f", stat.samples,
+                stat.samples - stat.within, stat.worst);
+  check(stat.within == stat.samples, "memory.stat-within-bound", buf);
 }
 
 // The total bound held to account with the workloads running: right after
@@ -351,66 +375,65 @@ std::string workload_class(const Options& o, const std::string& cg) {
   return "other";
 }
 
+// memory.current of each cgroup now; NaN for one removed since.
+Values read_currents(const Options& o, const std::vector<std::string>& cgs) {
+  Values v;
+  for (const auto& cg : cgs) {
+    const std::string text = read_file(dir(o, cg) + "/memory.current");  // "" once removed
+    v[cg] = text.empty() ? NAN : std::strtod(text.c_str(), nullptr);
+  }
+  return v;
+}
+
+// One scrape, then every cgroup's memory.current, memory.stat and
+// memory.current again, each served anon and file value against its bound.
+void hold_one_scrape(const Options& o, Tally& t) {
+  const Scrape s = scrape(o);
+  const double lag = s.at("memcg_kernel_stat_lag_max_bytes");
+  std::vector<std::string> cgs;
+  for (const auto& cg : s.cgroups())
+    if (cg != "/" && cg != "agent" && s.has(key("memcg_memory_current_bytes", cg))) cgs.push_back(cg);
+  const Values before = read_currents(o, cgs);
+  std::map<std::string, std::map<std::string, uint64_t>> stats;
+  for (const auto& cg : cgs) stats[cg] = read_keyed(dir(o, cg) + "/memory.stat");
+  const Values after = read_currents(o, cgs);
+  Values since_probe, during_check;
+  for (const auto& cg : cgs) {
+    since_probe[cg] = before.at(cg) - s.at(key("memcg_memory_current_bytes", cg));
+    during_check[cg] = after.at(cg) - before.at(cg);
+  }
+  const Values unprobed = subtree_local_change(since_probe), moved = subtree_local_change(during_check);
+  for (const auto& cg : cgs) {
+    const auto& st = stats[cg];
+    if (st.empty() || std::isnan(before.at(cg)) || std::isnan(after.at(cg))) continue;  // removed since the scrape
+    const double pending = s.at(key("memcg_stat_pending_change_bytes", cg));
+    const double bound = pending + unprobed.at(cg) + moved.at(cg) + 2 * lag;
+    for (const char* f : {"anon", "file"}) {
+      const double served = s.at(key("memcg_memory_stat_bytes", cg, "stat", f));
+      const double diff = std::fabs(served - static_cast<double>(st.at(f)));
+      if (!t.add(workload_class(o, cg), diff, bound) && t.printed++ < 10)
+        std::printf("held-to-account miss %s %s: served %.0f fresh %llu |diff| %.0f > bound %.0f (pending %.0f, since the "
+                    "probe %.0f, during the check %.0f, kernel 2 x %.0f)\n",
+                    cg.c_str(), f, served, static_cast<unsigned long long>(st.at(f)), diff, bound, pending, unprobed.at(cg),
+                    moved.at(cg), lag);
+    }
+  }
+}
+
 void check_held_to_account(const Options& o, int scrapes) {
-  long samples = 0, within = 0, printed = 0;
-  std::map<std::string, std::pair<long, long>> by_class;  // class -> (within, samples)
-  double worst = 0;
+  Tally t;
   for (int i = 0; i < scrapes; ++i) {
-    const Scrape s = scrape(o);
-    const double lag = s.at("memcg_kernel_stat_lag_max_bytes");
-    std::vector<std::string> cgs;
-    for (const auto& cg : s.cgroups())
-      if (cg != "/" && cg != "agent" && s.has(key("memcg_memory_current_bytes", cg))) cgs.push_back(cg);
-    const auto currents = [&] {
-      Values v;
-      for (const auto& cg : cgs) {
-        const std::string text = read_file(dir(o, cg) + "/memory.current");  // "" once removed
-        v[cg] = text.empty() ? NAN : std::strtod(text.c_str(), nullptr);
-      }
-      return v;
-    };
-    const Values before = currents();
-    std::map<std::string, std::map<std::string, uint64_t>> stats;
-    for (const auto& cg : cgs) stats[cg] = read_keyed(dir(o, cg) + "/memory.stat");
-    const Values after = currents();
-    Values since_probe, during_check;
-    for (const auto& cg : cgs) {
-      since_probe[cg] = before.at(cg) - s.at(key("memcg_memory_current_bytes", cg));
-      during_check[cg] = after.at(cg) - before.at(cg);
-    }
-    const Values unprobed = subtree_local_change(since_probe), moved = subtree_local_change(during_check);
-    for (const auto& cg : cgs) {
-      const auto& st = stats[cg];
-      if (st.empty() || std::isnan(before.at(cg)) || std::isnan(after.at(cg))) continue;  // removed since the scrape
-      const double pending = s.at(key("memcg_stat_pending_change_bytes", cg));
-      const double bound = pending + unprobed.at(cg) + moved.at(cg) + 2 * lag;
-      for (const char* f : {"anon", "file"}) {
-        const double served = s.at(key("memcg_memory_stat_bytes", cg, "stat", f));
-        const double diff = std::fabs(served - static_cast<double>(st.at(f)));
-        ++samples;
-        auto& cls = by_class[workload_class(o, cg)];
-        ++cls.second;
-        worst = std::max(worst, diff / bound);
-        if (diff <= bound) {
-          ++within;
-          ++cls.first;
-        } else if (printed++ < 10) {
-          std::printf("held-to-account miss %s %s: served %.0f fresh %llu |diff| %.0f > bound %.0f (pending %.0f, since the "
-                      "probe %.0f, during the check %.0f, kernel 2 x %.0f)\n",
-                      cg.c_str(), f, served, static_cast<unsigned long long>(st.at(f)), diff, bound, pending, unprobed.at(cg),
-                      moved.at(cg), lag);
-        }
-      }
-    }
+    hold_one_scrape(o, t);
     sleep_s(o.probe);
   }
   std::printf("held-to-account by workload:");
-  for (const auto& [cls, n] : by_class) std::printf(" %s %ld/%ld", cls.c_str(), n.first, n.second);
+  for (const auto& [cls, n] : t.by_class) std::printf(" %s %ld/%ld", cls.c_str(), n.first, n.second);
   std::printf("\n");
   char buf[160];
   std::snprintf(buf, sizeof buf, "%ld of %ld samples within the bound (%.3f %%), worst |diff|/bound %.2f, %d scrapes",
-                within, samples, samples ? 100.0 * static_cast<double>(within) / static_cast<double>(samples) : 0.0, worst, scrapes);
-  check(samples > 1000 && static_cast<double>(within) >= 0.999 * static_cast<double>(samples), "held-to-account", buf);
+                t.within, t.samples, t.samples ? 100.0 * static_cast<double>(t.within) / static_cast<double>(t.samples) : 0.0,
+                t.worst, scrapes);
+  check(t.samples > 1000 && static_cast<double>(t.within) >= 0.999 * static_cast<double>(t.samples), "held-to-account", buf);
 }
 
 void check_churn(const Options& o) {

@@ -25,6 +25,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -104,9 +105,8 @@ void check_removed_bound(int port, double removed_max) {
   if (!(kept >= 0 && kept <= removed_max)) fail("removed-kept", "memcg_exporter_removed_cgroups = " + std::to_string(kept));
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Options from the command line; nullopt (and a message) when unusable.
+std::optional<Options> parse_options(int argc, char** argv) {
   Options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
@@ -126,80 +126,168 @@ int main(int argc, char** argv) {
     else if (k == "--threads") o.threads = std::max(1, std::atoi(v.c_str()));
     else {
       std::fprintf(stderr, "memcg-vmsoak: unknown option %s\n", k.c_str());
-      return 64;
+      return std::nullopt;
     }
   }
   if (o.root.empty() || o.pid <= 0 || o.config.empty()) {
     std::fprintf(stderr, "usage: memcg-vmsoak --root DIR --cgroup-prefix REL --pid PID --config FILE [--seconds S] [--rate OPS]\n");
-    return 64;
+    return std::nullopt;
   }
+  return o;
+}
+
+// What the churn threads, the reloader and the scraper share.
+struct Shared {
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::map<std::string, Clock::time_point> removed;  // removed cgroups and when, under mu
+  std::atomic<long> ops{0}, op_errors{0};
+};
+
+// One churn thread: creates and removes cgroups at its share of --rate,
+// keeping its share of --live alive.
+void churn_loop(const Options& o, Shared& sh, int t) {
+  std::deque<std::string> alive;
+  long seq = 0;
+  const int live = o.live / o.threads;
+  const auto period = std::chrono::duration<double>(o.threads / o.rate);
+  auto next = Clock::now();
+  while (!sh.stop) {
+    const bool create = static_cast<int>(alive.size()) < live || (seq % 2 == 0);
+    if (create) {
+      const std::string name = "t" + std::to_string(t) + "c" + std::to_string(seq++);
+      if (mkdir((o.root + "/" + name).c_str(), 0755) == 0) alive.push_back(name);
+      else ++sh.op_errors;
+    } else {
+      ++seq;
+      const std::string name = alive.front();
+      alive.pop_front();
+      if (rmdir((o.root + "/" + name).c_str()) == 0) {
+        std::lock_guard l(sh.mu);
+        sh.removed[o.cg_prefix + "/" + name] = Clock::now();
+      } else {
+        ++sh.op_errors;
+      }
+    }
+    ++sh.ops;
+    next += std::chrono::duration_cast<Clock::duration>(period);
+    if (next < Clock::now()) next = Clock::now();  // behind: no catch-up burst
+    std::this_thread::sleep_until(next);
+  }
+  for (const auto& n : alive) rmdir((o.root + "/" + n).c_str());
+}
+
+// Reloads the exporter every --reload seconds with one of two variants of
+// its config (a marker comment flips).
+void reload_loop(const Options& o, Shared& sh) {
+  int variant = 0;
+  while (!sh.stop) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.reload));
+    if (sh.stop) break;
+    std::ifstream in(o.config);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    const std::string marker = "# soak variant ";
+    if (auto p = text.find(marker); p != std::string::npos) text.erase(p);
+    text += marker + std::to_string(variant++ % 2) + "\n";
+    std::ofstream(o.config) << text;
+    kill(o.pid, SIGHUP);
+  }
+}
+
+// Counter rates (memory.stat event counters) are never negative, even across
+// a cgroup recreated under the same name; byte rates may be. Fails each.
+long negative_rates(const std::string& body) {
+  long negative = 0;
+  const std::string rate = "\nmemcg_memory_stat_events_per_second{";
+  for (size_t pos = 0; (pos = body.find(rate, pos)) != std::string::npos;) {
+    const size_t line_end = body.find('\n', pos + 1);
+    const std::string line = body.substr(pos + 1, line_end - pos - 1);
+    pos = line_end;
+    const size_t sp = line.rfind(' ');
+    if (sp != std::string::npos && std::atof(line.c_str() + sp + 1) < 0) {
+      ++negative;
+      fail("negative-rate", line);
+    }
+  }
+  return negative;
+}
+
+// Removed cgroups still exported live past `grace` after their rmdir: failed
+// and counted; those gone from the body or past the grace are forgotten.
+long stale_removed(const std::string& body, Shared& sh, Clock::time_point now, Clock::duration grace) {
+  long stale = 0;
+  std::lock_guard l(sh.mu);
+  for (auto it = sh.removed.begin(); it != sh.removed.end();) {
+    const bool present = exported_live(body, it->first);
+    const auto age = now - it->second;
+    if (present && age > grace) {
+      ++stale;
+      fail("removed-still-exported", it->first + " " + std::to_string(std::chrono::duration<double>(age).count()) + "s after rmdir");
+    }
+    if (!present || age > grace) it = sh.removed.erase(it);
+    else ++it;
+  }
+  return stale;
+}
+
+// Flat: after a warm-up third, the last third's maximum against the middle
+// third's: fds within what churn explains (below), RSS within 10 %.
+void check_flat(const Options& o, const std::vector<std::pair<long, long>>& samples, double ops_per_second) {
+  if (samples.size() < 9) {
+    fail("samples", "too few");
+    return;
+  }
+  const size_t third = samples.size() / 3;
+  auto max_in = [&](size_t from, size_t to, bool fds) {
+    long m = 0;
+    for (size_t i = from; i < to; ++i) m = std::max(m, fds ? samples[i].first : samples[i].second);
+    return m;
+  };
+  const long fd_a = max_in(third, 2 * third, true), fd_b = max_in(2 * third, samples.size(), true);
+  const long rss_a = max_in(third, 2 * third, false), rss_b = max_in(2 * third, samples.size(), false);
+  std::printf("SOAK fds max %ld -> %ld, RSS max %ld -> %ld KiB (middle third -> last third); first sample %ld fds %ld KiB\n",
+              fd_a, fd_b, rss_a, rss_b, samples.front().first, samples.front().second);
+  // A sample of a process that is not there reads 0 fds and -1 KiB: the
+  // flatness below would then hold for nothing.
+  for (const auto& [fds, rss] : samples)
+    if (fds <= 0 || rss <= 0) {
+      fail("samples", "the exporter (pid " + std::to_string(o.pid) + ") could not be sampled");
+      break;
+    }
+  // The exporter holds 7 fds per cgroup and learns of creations and
+  // removals within one rescan plus one probe, so at any moment up to
+  // rate x (rescan + probe) cgroups may be counted differently: that much
+  // wobble is churn, more is a leak (a leak of one fd per removed cgroup
+  // would add thousands here).
+  const long slack = 7 * static_cast<long>(ops_per_second * (o.rescan + o.probe) + 1);
+  if (fd_b > fd_a + slack)
+    fail("fds", "grew from " + std::to_string(fd_a) + " to " + std::to_string(fd_b) + " (churn allows " + std::to_string(slack) + ")");
+  if (rss_b > rss_a + std::max(rss_a / 10, 1024L)) fail("rss", "grew from " + std::to_string(rss_a) + " to " + std::to_string(rss_b) + " KiB");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto opts = parse_options(argc, argv);
+  if (!opts) return 64;
+  const Options& o = *opts;
   mkdir(o.root.c_str(), 0755);
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration<double>(o.seconds);
   const auto cap = start + std::chrono::duration<double>(3 * o.seconds);
-  std::atomic<bool> stop{false};
-
-  // Removed cgroups and when, for the "gone within one rescan" check.
-  std::mutex mu;
-  std::map<std::string, Clock::time_point> removed;
-  std::atomic<long> ops{0}, op_errors{0};
-
-  auto churn_loop = [&](int t) {
-    std::deque<std::string> alive;
-    long seq = 0;
-    const int live = o.live / o.threads;
-    const auto period = std::chrono::duration<double>(o.threads / o.rate);
-    auto next = Clock::now();
-    while (!stop) {
-      const bool create = static_cast<int>(alive.size()) < live || (seq % 2 == 0);
-      if (create) {
-        const std::string name = "t" + std::to_string(t) + "c" + std::to_string(seq++);
-        if (mkdir((o.root + "/" + name).c_str(), 0755) == 0) alive.push_back(name);
-        else ++op_errors;
-      } else {
-        ++seq;
-        const std::string name = alive.front();
-        alive.pop_front();
-        if (rmdir((o.root + "/" + name).c_str()) == 0) {
-          std::lock_guard l(mu);
-          removed[o.cg_prefix + "/" + name] = Clock::now();
-        } else {
-          ++op_errors;
-        }
-      }
-      ++ops;
-      next += std::chrono::duration_cast<Clock::duration>(period);
-      if (next < Clock::now()) next = Clock::now();  // behind: no catch-up burst
-      std::this_thread::sleep_until(next);
-    }
-    for (const auto& n : alive) rmdir((o.root + "/" + n).c_str());
-  };
+  Shared sh;
   std::vector<std::thread> churn;
-  for (int t = 0; t < o.threads; ++t) churn.emplace_back(churn_loop, t);
+  for (int t = 0; t < o.threads; ++t) churn.emplace_back(churn_loop, std::cref(o), std::ref(sh), t);
+  std::thread reloader(reload_loop, std::cref(o), std::ref(sh));
 
-  std::thread reloader([&] {
-    int variant = 0;
-    while (!stop) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(o.reload));
-      if (stop) break;
-      std::ifstream in(o.config);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      std::string text = ss.str();
-      // Two variants of the same config: a marker comment flips.
-      const std::string marker = "# soak variant ";
-      if (auto p = text.find(marker); p != std::string::npos) text.erase(p);
-      text += marker + std::to_string(variant++ % 2) + "\n";
-      std::ofstream(o.config) << text;
-      kill(o.pid, SIGHUP);
-    }
-  });
-
-  long scrapes = 0, bad_scrapes = 0, negative = 0, stale_removed = 0, max_removed_seen_s = 0;
+  // Scrapes back to back, at most every 100 ms; fds and RSS every second.
+  long scrapes = 0, bad_scrapes = 0, negative = 0, stale = 0;
   std::vector<std::pair<long, long>> samples;  // (fds, rss KiB) per second
   auto next_sample = Clock::now();
-  const auto grace = std::chrono::duration<double>(o.rescan + o.probe + 0.5);
-  while (Clock::now() < cap && (Clock::now() < deadline || ops.load() < o.min_ops)) {
+  const auto grace = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.rescan + o.probe + 0.5));
+  while (Clock::now() < cap && (Clock::now() < deadline || sh.ops.load() < o.min_ops)) {
     const auto t0 = Clock::now();
     const std::string body = http_get(o.port, "/metrics");
     ++scrapes;
@@ -210,31 +298,8 @@ int main(int argc, char** argv) {
         break;
       }
     } else {
-      // Counter rates (memory.stat event counters) are never negative, even
-      // across a cgroup recreated under the same name; byte rates may be.
-      const std::string rate = "\nmemcg_memory_stat_events_per_second{";
-      size_t pos = 0;
-      while ((pos = body.find(rate, pos)) != std::string::npos) {
-        const size_t line_end = body.find('\n', pos + 1);
-        const std::string line = body.substr(pos + 1, line_end - pos - 1);
-        pos = line_end;
-        const size_t sp = line.rfind(' ');
-        if (sp != std::string::npos && std::atof(line.c_str() + sp + 1) < 0) {
-          ++negative;
-          fail("negative-rate", line);
-        }
-      }
-      std::lock_guard l(mu);
-      for (auto it = removed.begin(); it != removed.end();) {
-        const bool present = exported_live(body, it->first);
-        const auto age = t0 - it->second;
-        if (present && age > grace) {
-          ++stale_removed;
-          fail("removed-still-exported", it->first + " " + std::to_string(std::chrono::duration<double>(age).count()) + "s after rmdir");
-        }
-        if (!present || age > grace) it = removed.erase(it);
-        else ++it;
-      }
+      negative += negative_rates(body);
+      stale += stale_removed(body, sh, t0, grace);
     }
     if (Clock::now() >= next_sample) {
       samples.emplace_back(count_fds(o.pid), rss_kib(o.pid));
@@ -242,51 +307,20 @@ int main(int argc, char** argv) {
     }
     std::this_thread::sleep_until(t0 + 100ms);
   }
-  stop = true;
+  sh.stop = true;
   for (auto& t : churn) t.join();
   reloader.join();
-  (void)max_removed_seen_s;
 
   const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  const long ops = sh.ops.load();
   std::printf("SOAK %.0f s: %ld cgroup ops (%.0f/s, %ld failed), %ld scrapes (%ld failed), %ld negative rates, %ld removed cgroups exported past one rescan\n",
-              secs, ops.load(), static_cast<double>(ops.load()) / secs, op_errors.load(), scrapes, bad_scrapes, negative, stale_removed);
-  if (ops.load() < o.min_ops)
-    fail("ops", "only " + std::to_string(ops.load()) + " of " + std::to_string(o.min_ops) + " cgroup creations and removals in " +
+              secs, ops, static_cast<double>(ops) / secs, sh.op_errors.load(), scrapes, bad_scrapes, negative, stale);
+  if (ops < o.min_ops)
+    fail("ops", "only " + std::to_string(ops) + " of " + std::to_string(o.min_ops) + " cgroup creations and removals in " +
                     std::to_string(static_cast<long>(secs)) + " s");
   if (bad_scrapes) fail("scrapes", std::to_string(bad_scrapes) + " scrapes failed");
   check_removed_bound(o.port, o.removed_max);
-  // Flat: after a warm-up third, the last third's maximum against the middle
-  // third's: fds within what churn explains (below), RSS within 10 %.
-  if (samples.size() >= 9) {
-    const size_t third = samples.size() / 3;
-    auto max_in = [&](size_t from, size_t to, bool fds) {
-      long m = 0;
-      for (size_t i = from; i < to; ++i) m = std::max(m, fds ? samples[i].first : samples[i].second);
-      return m;
-    };
-    const long fd_a = max_in(third, 2 * third, true), fd_b = max_in(2 * third, samples.size(), true);
-    const long rss_a = max_in(third, 2 * third, false), rss_b = max_in(2 * third, samples.size(), false);
-    std::printf("SOAK fds max %ld -> %ld, RSS max %ld -> %ld KiB (middle third -> last third); first sample %ld fds %ld KiB\n",
-                fd_a, fd_b, rss_a, rss_b, samples.front().first, samples.front().second);
-    // A sample of a process that is not there reads 0 fds and -1 KiB: the
-    // flatness below would then hold for nothing.
-    for (const auto& [fds, rss] : samples)
-      if (fds <= 0 || rss <= 0) {
-        fail("samples", "the exporter (pid " + std::to_string(o.pid) + ") could not be sampled");
-        break;
-      }
-    // The exporter holds 7 fds per cgroup and learns of creations and
-    // removals within one rescan plus one probe, so at any moment up to
-    // rate x (rescan + probe) cgroups may be counted differently: that much
-    // wobble is churn, more is a leak (a leak of one fd per removed cgroup
-    // would add thousands here).
-    const long slack = 7 * static_cast<long>(static_cast<double>(ops.load()) / secs * (o.rescan + o.probe) + 1);
-    if (fd_b > fd_a + slack)
-      fail("fds", "grew from " + std::to_string(fd_a) + " to " + std::to_string(fd_b) + " (churn allows " + std::to_string(slack) + ")");
-    if (rss_b > rss_a + std::max(rss_a / 10, 1024L)) fail("rss", "grew from " + std::to_string(rss_a) + " to " + std::to_string(rss_b) + " KiB");
-  } else {
-    fail("samples", "too few");
-  }
+  check_flat(o, samples, static_cast<double>(ops) / secs);
   std::printf("SOAK %s\n", g_failures ? "FAIL" : "PASS");
   return g_failures ? 1 : 0;
 }
