@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <span>
 
-#include "plugin/parse/stat_keys.h"
+#include "base/parse/stat_keys.h"
 
 namespace memcg::config {
 
@@ -41,7 +41,7 @@ StatFilter StatFilter::defaults(Profile profile) {
       "inactive_file", "active_file", "unevictable", "slab_reclaimable", "slab_unreclaimable",
       "workingset_refault_anon", "workingset_refault_file", "pgscan", "pgsteal",
       "pgfault", "pgmajfault"};
-  // What cAdvisor's memory series are made of (exporter/cadvisor_metrics.cpp).
+  // What cAdvisor's memory series are made of (exporter/exposition/cadvisor_metrics.cpp).
   static constexpr std::string_view kCadvisor[] = {"anon", "file", "file_mapped", "inactive_file", "pgfault", "pgmajfault"};
   StatFilter f;
   const auto add = [&](std::span<const std::string_view> names) {

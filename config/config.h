@@ -12,7 +12,7 @@
 
 #include "config/glob.h"
 #include "config/units.h"
-#include "plugin/parse/key_table.h"
+#include "base/parse/key_table.h"
 
 namespace memcg::config {
 

@@ -10,8 +10,8 @@
 #include <initializer_list>
 #include <sstream>
 
-#include "plugin/parse/stat_keys.h"
-#include "plugin/sys/read_file.h"
+#include "base/parse/stat_keys.h"
+#include "base/sys/read_file.h"
 
 namespace memcg::config {
 namespace {

@@ -15,15 +15,15 @@
 #include <mutex>
 #include <string>
 
-#include "exporter/http_server.h"
+#include "exporter/http/server.h"
 #include "exporter/log.h"
-#include "exporter/metrics.h"
+#include "exporter/exposition/metrics.h"
 #include "exporter/notifier.h"
 #include "exporter/schedule.h"
 #include "exporter/setup.h"
-#include "exporter/version.h"
+#include "base/version.h"
 #include "plugin/collector.h"
-#include "plugin/sys/unique_fd.h"
+#include "base/sys/unique_fd.h"
 
 namespace memcg::exporter {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "config/config.h"
 #include "exporter/cli.h"
-#include "exporter/web_config.h"
+#include "exporter/http/web_config.h"
 #include "plugin/cgroupfs/rlimit.h"
 #include "plugin/clock.h"
 

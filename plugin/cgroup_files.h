@@ -1,6 +1,6 @@
 // The cgroup files the collector reads, one row each. Adding a file is a row
-// here, its parser (plugin/parse/), where its value lives (snapshot.h) and its
-// metric row (exporter/metrics.cpp): discovery opens every `kept` file of the
+// here, its parser (base/parse/), where its value lives (snapshot.h) and its
+// metric row (exporter/exposition/metrics.cpp): discovery opens every `kept` file of the
 // table, one helper (CgroupReader::read) reads any of them and files its
 // errors under the kind, and the per-file error counters follow the table.
 #pragma once

@@ -5,8 +5,8 @@
 #include "plugin/cache/rates.h"  // the probe's memory.current rate
 #include "plugin/cgroupfs/kept_file.h"
 #include "plugin/cgroupfs/oomd_xattr.h"
-#include "plugin/parse/psi.h"
-#include "plugin/parse/single_value.h"
+#include "base/parse/psi.h"
+#include "base/parse/single_value.h"
 
 namespace memcg {
 namespace {

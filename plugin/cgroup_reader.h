@@ -18,9 +18,9 @@
 #include "plugin/cgroup_table.h"
 #include "plugin/cgroupfs/file_io.h"
 #include "plugin/clock.h"
-#include "plugin/parse/event_keys.h"
-#include "plugin/parse/flat_keyed.h"
-#include "plugin/parse/stat_keys.h"
+#include "base/parse/event_keys.h"
+#include "base/parse/flat_keyed.h"
+#include "base/parse/stat_keys.h"
 #include "plugin/pass_report.h"
 
 namespace memcg {

@@ -10,7 +10,7 @@
 #include "plugin/cgroupfs/kept_file.h"
 #include "plugin/cgroupfs/walk.h"
 #include "plugin/cgroupfs/walk_skip.h"
-#include "plugin/parse/cgroup_stat.h"
+#include "base/parse/cgroup_stat.h"
 #include "plugin/runtime/identity.h"
 
 namespace memcg {

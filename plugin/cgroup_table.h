@@ -21,7 +21,7 @@
 #include "plugin/cgroupfs/walk.h"
 #include "plugin/pass_report.h"
 #include "plugin/snapshot.h"
-#include "plugin/sys/unique_fd.h"
+#include "base/sys/unique_fd.h"
 
 namespace memcg {
 

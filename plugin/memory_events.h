@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "plugin/clock.h"
-#include "plugin/parse/event_keys.h"
+#include "base/parse/event_keys.h"
 
 namespace memcg {
 

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "plugin/sys/unique_fd.h"
+#include "base/sys/unique_fd.h"
 
 namespace memcg::cgroupfs {
 namespace {

@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "plugin/cgroupfs/file_io.h"
-#include "plugin/sys/result.h"
-#include "plugin/sys/unique_fd.h"
+#include "base/sys/result.h"
+#include "base/sys/unique_fd.h"
 
 namespace memcg::cgroupfs {
 

@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "plugin/cgroupfs/kept_file.h"
-#include "plugin/parse/number.h"
-#include "plugin/sys/read_file.h"
+#include "base/parse/number.h"
+#include "base/sys/read_file.h"
 
 namespace memcg::cgroupfs {
 namespace {

@@ -1,7 +1,7 @@
 // Finding and checking the cgroup2 mount.
 #pragma once
 
-#include "plugin/sys/result.h"
+#include "base/sys/result.h"
 
 #include <optional>
 #include <string>

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "plugin/parse/http_text.h"
+#include "base/parse/http_text.h"
 #include "plugin/runtime/bounded_json.h"
 #include "plugin/runtime/identity.h"
 

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "plugin/sys/unique_fd.h"
+#include "base/sys/unique_fd.h"
 
 namespace memcg::runtime {
 

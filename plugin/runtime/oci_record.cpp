@@ -12,7 +12,7 @@
 #include "plugin/runtime/bounded_json.h"
 #include "plugin/runtime/identity.h"
 #include "plugin/utf8.h"
-#include "plugin/sys/unique_fd.h"
+#include "base/sys/unique_fd.h"
 
 namespace memcg::runtime {
 namespace {

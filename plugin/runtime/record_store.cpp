@@ -8,7 +8,7 @@
 
 #include <cerrno>
 
-#include "plugin/sys/read_file.h"
+#include "base/sys/read_file.h"
 
 namespace memcg::runtime {
 

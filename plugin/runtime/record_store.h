@@ -13,7 +13,7 @@
 #include "plugin/clock.h"
 #include "plugin/error.h"
 #include "plugin/runtime/oci_record.h"
-#include "plugin/sys/unique_fd.h"
+#include "base/sys/unique_fd.h"
 
 namespace memcg::runtime {
 

@@ -38,8 +38,8 @@
 #include <thread>
 #include <vector>
 
-#include "plugin/parse/flat_keyed.h"
-#include "plugin/parse/stat_keys.h"
+#include "base/parse/flat_keyed.h"
+#include "base/parse/stat_keys.h"
 #include "tests/vm/http_get.h"
 
 namespace {

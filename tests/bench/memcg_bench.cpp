@@ -43,8 +43,8 @@
 #include <string>
 #include <vector>
 
-#include "exporter/metrics.h"
-#include "exporter/scrape_cache.h"
+#include "exporter/exposition/metrics.h"
+#include "exporter/http/scrape_cache.h"
 #include "plugin/cgroupfs/rlimit.h"
 #include "plugin/cgroup_files.h"
 #include "plugin/collector.h"

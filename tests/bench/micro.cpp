@@ -6,15 +6,15 @@
 #include <memory>
 #include <vector>
 
-#include "exporter/metrics.h"
-#include "exporter/scrape_cache.h"
+#include "exporter/exposition/metrics.h"
+#include "exporter/http/scrape_cache.h"
 #include "plugin/cache/flush_policy.h"
 #include "plugin/cache/pending.h"
 #include "plugin/cgroup_reader.h"
 #include "plugin/cgroup_table.h"
 #include "plugin/collector.h"
-#include "plugin/parse/flat_keyed.h"
-#include "plugin/parse/stat_keys.h"
+#include "base/parse/flat_keyed.h"
+#include "base/parse/stat_keys.h"
 #include "tests/fixtures/kubernetes.h"
 #include "tests/fixtures/tree.h"
 

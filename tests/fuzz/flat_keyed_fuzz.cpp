@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include "plugin/parse/flat_keyed.h"
-#include "plugin/parse/event_keys.h"
-#include "plugin/parse/stat_keys.h"
+#include "base/parse/flat_keyed.h"
+#include "base/parse/event_keys.h"
+#include "base/parse/stat_keys.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace memcg::parse;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "plugin/parse/psi.h"
+#include "base/parse/psi.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "plugin/parse/single_value.h"
+#include "base/parse/single_value.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

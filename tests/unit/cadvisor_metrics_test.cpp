@@ -6,9 +6,9 @@
 #include <map>
 #include <sstream>
 
-#include "exporter/cadvisor_metrics.h"
-#include "exporter/metrics.h"
-#include "plugin/parse/stat_keys.h"
+#include "exporter/exposition/cadvisor_metrics.h"
+#include "exporter/exposition/metrics.h"
+#include "base/parse/stat_keys.h"
 
 namespace memcg::exporter {
 namespace {

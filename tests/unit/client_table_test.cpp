@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "exporter/client_table.h"
+#include "exporter/http/client_table.h"
 
 namespace memcg::exporter {
 namespace {

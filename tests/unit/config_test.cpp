@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "config/load.h"
-#include "plugin/parse/stat_keys.h"
+#include "base/parse/stat_keys.h"
 
 namespace memcg::config {
 namespace {

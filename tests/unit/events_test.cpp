@@ -6,7 +6,7 @@
 #include <sys/xattr.h>
 
 #include "config/config.h"
-#include "exporter/metrics.h"
+#include "exporter/exposition/metrics.h"
 #include "exporter/schedule.h"
 #include "plugin/collector.h"
 #include "tests/fixtures/fake_poller.h"

@@ -1,6 +1,6 @@
 // process_open_fds: the count from the kernel's size of /proc/self/fd, and
 // the listing (kernels before 6.2) taken at most every FdCounter::kListEvery.
-#include "exporter/fd_count.h"
+#include "exporter/exposition/fd_count.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "plugin/sys/unique_fd.h"
+#include "base/sys/unique_fd.h"
 
 namespace memcg::exporter {
 namespace {

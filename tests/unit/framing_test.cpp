@@ -1,5 +1,5 @@
-// Request heads RFC 9112 says to reject (exporter/http_framing.h).
-#include "exporter/http_framing.h"
+// Request heads RFC 9112 says to reject (exporter/http/framing.h).
+#include "exporter/http/framing.h"
 
 #include <gtest/gtest.h>
 

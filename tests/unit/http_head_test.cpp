@@ -1,7 +1,7 @@
-// The gate's reading of request and response heads (exporter/http_head.h).
+// The gate's reading of request and response heads (exporter/http/head.h).
 #include <gtest/gtest.h>
 
-#include "exporter/http_head.h"
+#include "exporter/http/head.h"
 
 namespace memcg::exporter {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "exporter/landing_page.h"
+#include "exporter/exposition/landing_page.h"
 #include "exporter/log.h"
-#include "exporter/metrics.h"
+#include "exporter/exposition/metrics.h"
 
 namespace memcg::exporter {
 namespace {

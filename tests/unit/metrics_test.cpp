@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "exporter/metrics.h"
+#include "exporter/exposition/metrics.h"
 #include "plugin/collector.h"
 #include "tests/fixtures/kubernetes.h"
 #include "tests/fixtures/tree.h"

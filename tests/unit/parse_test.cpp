@@ -3,11 +3,11 @@
 #include <limits>
 #include <string>
 
-#include "plugin/parse/event_keys.h"
-#include "plugin/parse/flat_keyed.h"
-#include "plugin/parse/psi.h"
-#include "plugin/parse/single_value.h"
-#include "plugin/parse/stat_keys.h"
+#include "base/parse/event_keys.h"
+#include "base/parse/flat_keyed.h"
+#include "base/parse/psi.h"
+#include "base/parse/single_value.h"
+#include "base/parse/stat_keys.h"
 #include "tests/fixtures/tree.h"
 #include "tests/unit/alloc_counter.h"
 

@@ -6,7 +6,7 @@
 #include "config/config.h"
 #include "plugin/cgroupfs/walk_skip.h"
 #include "plugin/collector.h"
-#include "plugin/parse/cgroup_stat.h"
+#include "base/parse/cgroup_stat.h"
 #include "tests/fixtures/faulty_io.h"
 #include "tests/fixtures/tree.h"
 

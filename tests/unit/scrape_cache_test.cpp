@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "exporter/gzip.h"
-#include "exporter/scrape_cache.h"
+#include "exporter/http/gzip.h"
+#include "exporter/http/scrape_cache.h"
 #include "plugin/snapshot.h"
 
 namespace memcg::exporter {

@@ -9,8 +9,8 @@
 #include <chrono>
 #include <string>
 
-#include "exporter/basic_auth.h"
-#include "exporter/web_config.h"
+#include "exporter/http/basic_auth.h"
+#include "exporter/http/web_config.h"
 
 using namespace memcg::exporter;
 

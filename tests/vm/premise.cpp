@@ -24,8 +24,8 @@
 #include <thread>
 #include <vector>
 
-#include "plugin/parse/flat_keyed.h"
-#include "plugin/parse/stat_keys.h"
+#include "base/parse/flat_keyed.h"
+#include "base/parse/stat_keys.h"
 
 namespace {
 

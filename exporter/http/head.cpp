@@ -1,0 +1,174 @@
+#include "exporter/http/head.h"
+
+#include <charconv>
+#include <vector>
+
+#include "exporter/http/framing.h"
+#include "base/parse/http_text.h"
+
+namespace memcg::exporter {
+namespace {
+
+using parse::iequals;
+
+// Whether a comma-separated field value holds `token` (case-insensitive).
+bool has_token(std::string_view value, std::string_view token) noexcept {
+  while (!value.empty()) {
+    const size_t comma = value.find(',');
+    if (iequals(parse::trim_ows(value.substr(0, comma)), token)) return true;
+    if (comma == std::string_view::npos) break;
+    value.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+// The end of the head (just past its blank line) in `s`, or npos.
+size_t head_end(std::string_view s) noexcept {
+  const size_t crlf = s.find("\r\n\r\n"), lf = s.find("\n\n");
+  if (crlf == std::string_view::npos && lf == std::string_view::npos) return std::string_view::npos;
+  if (lf == std::string_view::npos || (crlf != std::string_view::npos && crlf < lf)) return crlf + 4;
+  return lf + 2;
+}
+
+// Calls f(line) for each line of `head` (without its line break), the
+// start line first, stopping at the blank line.
+template <typename F>
+void for_each_line(std::string_view head, F f) {
+  while (!head.empty()) {
+    const size_t nl = head.find('\n');
+    std::string_view line = head.substr(0, nl);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) return;
+    f(line);
+    if (nl == std::string_view::npos) return;
+    head.remove_prefix(nl + 1);
+  }
+}
+
+HeadCheck refuse(int code, std::string reason) {
+  HeadCheck c;
+  c.status = HeadCheck::Status::refused;
+  c.code = code;
+  c.reason = std::move(reason);
+  return c;
+}
+
+bool is_hop_by_hop(std::string_view name) noexcept {
+  return iequals(name, "Connection") || iequals(name, "Keep-Alive") || iequals(name, "Proxy-Connection") ||
+         iequals(name, "Expect");
+}
+
+}  // namespace
+
+HeadCheck check_request(std::string_view in, size_t max_head, size_t max_body) {
+  size_t skipped = 0;
+  while (skipped < in.size() && (in[skipped] == '\r' || in[skipped] == '\n') && skipped < 64) ++skipped;
+  const std::string_view rest = in.substr(skipped);
+  const size_t end = head_end(rest);
+  if (end == std::string_view::npos || end > max_head) {
+    if (rest.size() >= max_head) return refuse(431, "request head over " + std::to_string(max_head) + " bytes");
+    return {};
+  }
+  const std::string_view head = rest.substr(0, end);
+  RequestHead h;
+  h.skipped = skipped;
+  h.head_len = end;
+  std::vector<HeaderField> fields;
+  std::string_view version;
+  bool first = true, folded = false, close = false, keep = false, te = false;
+  std::string_view length;
+  for_each_line(head, [&](std::string_view line) {
+    if (first) {
+      first = false;
+      const size_t sp = line.find(' ');
+      h.is_head = line.substr(0, sp) == "HEAD";
+      version = line.substr(line.rfind(' ') + 1);
+      return;
+    }
+    if (line.front() == ' ' || line.front() == '\t') folded = true;
+    const size_t colon = line.find(':');
+    const std::string_view name = line.substr(0, colon);
+    const std::string_view value = colon == std::string_view::npos ? std::string_view{} : parse::trim_ows(line.substr(colon + 1));
+    fields.emplace_back(name, value);
+    if (iequals(name, "Connection")) close |= has_token(value, "close"), keep |= has_token(value, "keep-alive");
+    if (iequals(name, "Transfer-Encoding")) te = true;
+    if (iequals(name, "Content-Length")) length = value;
+  });
+  if (folded) return refuse(400, "obsolete line folding (a header line starting with a space or tab)");
+  if (auto why = framing_error(fields)) return refuse(400, *why);
+  if (te) return refuse(411, "Transfer-Encoding in a request: send Content-Length");
+  if (!length.empty() && (std::from_chars(length.data(), length.data() + length.size(), h.body_len).ec != std::errc{}))
+    return refuse(400, "malformed Content-Length");
+  if (h.body_len > max_body) return refuse(413, "request body over " + std::to_string(max_body) + " bytes");
+  h.keep_alive = version == "HTTP/1.1" ? !close : (version == "HTTP/1.0" && keep && !close);
+  HeadCheck c;
+  c.status = HeadCheck::Status::ok;
+  c.head = h;
+  return c;
+}
+
+std::string upstream_head(std::string_view head) {
+  std::string out;
+  out.reserve(head.size() + 24);
+  bool first = true;
+  for_each_line(head, [&](std::string_view line) {
+    if (!first && is_hop_by_hop(line.substr(0, line.find(':')))) return;
+    first = false;
+    out.append(line).append("\r\n");
+  });
+  out.append("Connection: close\r\n\r\n");
+  return out;
+}
+
+ResponseHead find_response_head(std::string_view buf, bool request_was_head) {
+  ResponseHead r;
+  const size_t end = head_end(buf);
+  if (end == std::string_view::npos) return r;
+  r.head_len = end;
+  bool first = true, length = false, chunked = false;
+  for_each_line(buf.substr(0, end), [&](std::string_view line) {
+    if (first) {
+      first = false;
+      const size_t sp = line.find(' ');
+      if (sp != std::string_view::npos) std::from_chars(line.data() + sp + 1, line.data() + line.size(), r.status);
+      return;
+    }
+    const size_t colon = line.find(':');
+    const std::string_view name = line.substr(0, colon);
+    if (iequals(name, "Content-Length")) length = true;
+    if (iequals(name, "Transfer-Encoding") && colon != std::string_view::npos &&
+        has_token(line.substr(colon + 1), "chunked"))
+      chunked = true;
+  });
+  const bool no_body = request_was_head || (r.status >= 100 && r.status < 200) || r.status == 204 || r.status == 304;
+  r.delimited = no_body || length || chunked;
+  return r;
+}
+
+std::string client_head(std::string_view head, bool keep_alive) {
+  std::string out;
+  out.reserve(head.size() + 8);
+  bool first = true;
+  for_each_line(head, [&](std::string_view line) {
+    if (!first && (iequals(line.substr(0, line.find(':')), "Connection") ||
+                   iequals(line.substr(0, line.find(':')), "Keep-Alive")))
+      return;
+    first = false;
+    out.append(line).append("\r\n");
+  });
+  // Said to HTTP/1.1 clients too: HTTP/1.0 ones need it, and it does no harm.
+  out.append(keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n");
+  out.append("\r\n");
+  return out;
+}
+
+std::string gate_response(int code, std::string_view reason) {
+  const char* text = code == 400 ? "Bad Request" : code == 411 ? "Length Required" : code == 413 ? "Content Too Large"
+                   : code == 431 ? "Request Header Fields Too Large" : code == 503 ? "Service Unavailable" : "Error";
+  const std::string body = std::to_string(code) + " " + text + ": " + std::string(reason) + "\n";
+  return "HTTP/1.1 " + std::to_string(code) + " " + text +
+         "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n" + body;
+}
+
+}  // namespace memcg::exporter

@@ -1,0 +1,76 @@
+#include "exporter/http/scrape_cache.h"
+
+namespace memcg::exporter {
+
+bool ScrapeCache::HeadSource::same_as(const Snapshot& snap, const void* cfg) const {
+  // Without a roster (a snapshot built by hand) nothing says the set is the same.
+  return snap.roster && cfg == config && snap.records == records && snap.roster == roster && snap.removed == removed;
+}
+
+void ScrapeCache::HeadSource::take(const Snapshot& snap, const void* cfg) {
+  config = cfg;
+  records = snap.records;
+  roster = snap.roster;
+  removed = snap.removed;
+}
+
+ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, const Render& render) {
+  std::lock_guard lock(mu_);
+  if (!(key == key_)) {
+    key_ = key;
+    text_.reset();
+    gzip_.reset();
+  }
+  if (gzip && gzip_) return {gzip_, true};
+  if (!gzip && text_) return {text_, false};
+  ++counts_.renders;
+  if (!gzip) {
+    auto t = std::make_shared<std::string>();
+    t->reserve(last_size_ * 3 / 2);
+    render.identity(*t);
+    render.values(*t);
+    return {text_ = std::move(t), false};
+  }
+  if (head_ && head_source_.same_as(snap, key.config)) {
+    ++counts_.heads_reused;
+  } else {
+    std::string identity;
+    render.identity(identity);
+    auto h = std::make_shared<DeflatedHead>();
+    if (!deflate_head(identity, *h)) h.reset();
+    head_ = std::move(h);
+    head_source_.take(snap, key.config);
+  }
+  std::string& values = values_;
+  values.clear();
+  values.reserve(last_size_ + last_size_ / 8);  // one allocation, not a doubling series
+  render.values(values);
+  last_size_ = values.size();
+  auto z = std::make_shared<std::string>();
+  const bool zipped = head_ && gzip_join(*head_, values, *z);
+  std::shared_ptr<const std::string> text;
+  if (!zipped) {  // no memory: serve it plain
+    auto t = std::make_shared<std::string>();
+    render.identity(*t);
+    t->append(values);
+    text = std::move(t);
+  }
+  if (values.capacity() > kKeptValuesBytes) values = std::string();
+  if (!zipped) return {text_ = std::move(text), false};
+  ++counts_.compressions;
+  return {gzip_ = std::move(z), true};
+}
+
+void ScrapeCache::drop_before(uint64_t pass) {
+  std::lock_guard lock(mu_);
+  if (key_.pass >= pass) return;
+  text_.reset();
+  gzip_.reset();
+}
+
+ScrapeCache::Counts ScrapeCache::counts() const {
+  std::lock_guard lock(mu_);
+  return counts_;
+}
+
+}  // namespace memcg::exporter

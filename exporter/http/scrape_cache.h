@@ -1,0 +1,90 @@
+// The /metrics body of a snapshot, built once and shared by every scrape that
+// asks while that snapshot is the latest: the second Prometheus of an HA pair,
+// or a human's curl during a scrape, costs no second render or compression.
+// Concurrent callers for the same snapshot wait for the one build rather than
+// each doing it. Only the latest body is kept, and only in the encoding asked
+// for (a gzip scrape keeps the ~10x smaller compressed bytes, not the text).
+//
+// Across snapshots, the gzip body's head — the memcg_cgroup_info family, a
+// quarter of the text — is compressed once and reused for as long as the
+// cgroups, their rules, the container records and the removed cgroups still
+// served stay the same (compared by the shared roster, records and removed
+// views themselves, held here so their addresses cannot be reused); only the
+// values are rendered and compressed per scrape.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "exporter/http/gzip.h"
+#include "plugin/snapshot.h"
+
+namespace memcg::exporter {
+
+class ScrapeCache {
+ public:
+  // What a body depends on besides the scrape's own timing: the snapshot
+  // (by publication: passes and event wake-ups) and the configuration in
+  // force (profile, labels).
+  struct Key {
+    uint64_t pass = 0;
+    const void* config = nullptr;
+    bool operator==(const Key&) const = default;
+  };
+  // The body in two parts: the identity family and the rest (metrics.h:
+  // render_identity, render_values).
+  struct Render {
+    std::function<void(std::string&)> identity, values;
+  };
+  struct Body {
+    std::shared_ptr<const std::string> bytes;
+    bool gzip = false;  // false also when compression failed (no memory): served as text
+  };
+
+  // The text exposition of `snap` under `key`, or its gzip encoding when
+  // `gzip`. `render` is called only for what no earlier call built.
+  Body get(const Snapshot& snap, Key key, bool gzip, const Render& render);
+
+  // Forgets a body built for a publication before `pass`, so a superseded body is
+  // not kept until the next scrape.
+  void drop_before(uint64_t pass);
+
+  // Renders, compressions and reused heads so far (tests, benchmarks).
+  struct Counts {
+    uint64_t renders = 0, compressions = 0, heads_reused = 0;
+  };
+  Counts counts() const;
+
+ private:
+  // What the identity family was rendered from.
+  struct HeadSource {
+    const void* config = nullptr;
+    std::shared_ptr<const Roster> roster;  // the cgroups and their rules, in order
+    std::shared_ptr<const runtime::BoundRecords> records;
+    std::shared_ptr<const std::vector<CgroupView>> removed;  // removed cgroups' info is in the identity part too
+    bool same_as(const Snapshot& snap, const void* config) const;
+    void take(const Snapshot& snap, const void* config);
+  };
+
+  mutable std::mutex mu_;  // held across a build: concurrent scrapes wait for it
+  Key key_;
+  std::shared_ptr<const std::string> text_, gzip_;
+  HeadSource head_source_;
+  std::shared_ptr<const DeflatedHead> head_;
+  Counts counts_;
+  size_t last_size_ = 0;  // of the last values text: the next one is about as big
+  // The values text of a gzip body, kept between scrapes up to
+  // kKeptValuesBytes (~5,000 cgroups): a new buffer every scrape was a new
+  // mapping whose every page the kernel faulted in and zeroed again, about
+  // a tenth of a scrape's CPU. Larger trees give theirs back after each
+  // scrape, so the resident size stays bounded.
+  std::string values_;
+  static constexpr size_t kKeptValuesBytes = 8u << 20;
+};
+
+}  // namespace memcg::exporter

@@ -1,0 +1,1 @@
+#include "base/sys/result.h"  // same layer: fine

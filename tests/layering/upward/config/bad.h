@@ -1,0 +1,1 @@
+#include "plugin/collector.h"  // config above plugin: must be reported
