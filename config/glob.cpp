@@ -31,39 +31,41 @@ std::optional<Glob> Glob::compile(std::string_view pattern, std::string* error) 
       }
     } else if (c == '[') {
       Token t{Op::set, 0, false, {}};
-      size_t j = i + 1;
-      if (j < pattern.size() && (pattern[j] == '!' || pattern[j] == '^')) {
-        t.negate = true;
-        ++j;
-      }
-      bool closed = false;
-      for (bool first = true; j < pattern.size(); first = false) {
-        char lo = pattern[j];
-        if (lo == ']' && !first) {
-          closed = true;
-          break;
-        }
-        if (lo == '\\' && j + 1 < pattern.size()) lo = pattern[++j];
-        if (lo == '/') return fail("'/' cannot appear in a character set");
-        char hi = lo;
-        if (j + 2 < pattern.size() && pattern[j + 1] == '-' && pattern[j + 2] != ']') {
-          hi = pattern[j + 2];
-          if (hi == '\\' && j + 3 < pattern.size()) hi = pattern[++j + 2];
-          j += 2;
-          if (hi < lo) return fail("character range is reversed in '" + g.pattern_ + "'");
-        }
-        t.ranges.push_back(lo);
-        t.ranges.push_back(hi);
-        ++j;
-      }
-      if (!closed) return fail("unterminated '[' in '" + g.pattern_ + "'");
+      if (std::string why = parse_set(pattern, i, t); !why.empty()) return fail(why);
       g.tokens_.push_back(std::move(t));
-      i = j;
     } else {
       g.tokens_.push_back(Token{Op::literal, c, false, {}});
     }
   }
   return g;
+}
+
+std::string Glob::parse_set(std::string_view pattern, size_t& i, Token& t) {
+  size_t j = i + 1;
+  if (j < pattern.size() && (pattern[j] == '!' || pattern[j] == '^')) {
+    t.negate = true;
+    ++j;
+  }
+  for (bool first = true; j < pattern.size(); first = false) {
+    char lo = pattern[j];
+    if (lo == ']' && !first) {
+      i = j;
+      return {};
+    }
+    if (lo == '\\' && j + 1 < pattern.size()) lo = pattern[++j];
+    if (lo == '/') return "'/' cannot appear in a character set";
+    char hi = lo;
+    if (j + 2 < pattern.size() && pattern[j + 1] == '-' && pattern[j + 2] != ']') {
+      hi = pattern[j + 2];
+      if (hi == '\\' && j + 3 < pattern.size()) hi = pattern[++j + 2];
+      j += 2;
+      if (hi < lo) return "character range is reversed in '" + std::string(pattern) + "'";
+    }
+    t.ranges.push_back(lo);
+    t.ranges.push_back(hi);
+    ++j;
+  }
+  return "unterminated '[' in '" + std::string(pattern) + "'";
 }
 
 bool Glob::matches(std::string_view path) const noexcept {

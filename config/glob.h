@@ -32,6 +32,9 @@ class Glob {
     std::string ranges;   // set: pairs lo,hi
   };
   bool match_from(size_t ti, size_t si, std::string_view s, std::vector<signed char>& memo) const noexcept;
+  // The character set opening at pattern[i] ('['): its token, with i left at
+  // its closing ']'; an empty string, or why the set is invalid.
+  static std::string parse_set(std::string_view pattern, size_t& i, Token& t);
 
   std::string pattern_;
   std::vector<Token> tokens_;

@@ -1,8 +1,16 @@
-// The cgroup files the collector reads, one row each. Adding a file is a row
-// here, its parser (base/parse/), where its value lives (snapshot.h) and its
-// metric row (exporter/exposition/metrics.cpp): discovery opens every `kept` file of the
-// table, one helper (CgroupReader::read) reads any of them and files its
-// errors under the kind, and the per-file error counters follow the table.
+// The cgroup files the collector reads, one row each: its name, whether it
+// is kept open, when the reader reads it, and the label its values carry.
+// From the table: discovery opens every `kept` file, one helper
+// (CgroupReader::read) reads any of them and files its errors under the
+// kind, the per-file error counters (metrics and JSON) follow it, and the
+// limit files are read, exported and written to JSON in its order.
+//
+// Adding a limit file (a single value read with the limits) is its row
+// here, its LimitKind (snapshot.h; checked against the table below) and
+// nothing else: the reader, the memcg_memory_limit_bytes series and the
+// JSON "limits" object pick it up. Another kind of file is its row, its
+// parser (base/parse/), its field (snapshot.h), its metric row
+// (exporter/exposition/metrics.cpp) and the reader's call at its ReadAt.
 #pragma once
 
 #include <array>
@@ -29,27 +37,40 @@ enum class FileAccess : unsigned char {
   kept_if_room,
 };
 
+// When CgroupReader reads a file.
+enum class ReadAt : unsigned char {
+  stat,          // memory.stat: when the update-aware cache decides (cache/flush_policy.h)
+  every_probe,   // every pass (memory.swap.current not where swap is known off)
+  flagged,       // a pass where epoll flagged it, and with every memory.stat read
+  moved,         // a pass where usage moved, and with a memory.stat read that asks
+  with_stat,     // with every memory.stat read
+  limit,         // with memory.stat at most every limits_max_age: StatRecord::limits, in table order
+  after_events,  // when memory.events changed
+};
+
 struct CgroupFile {
   FileKind kind;
   std::string_view name;
   FileAccess access;
+  ReadAt when;
+  std::string_view label;  // its values' key in JSON and labels ("swap_max")
 };
 
 // In FileKind order.
 inline constexpr std::array<CgroupFile, kFileKindCount> kCgroupFiles = {{
-    {FileKind::stat, "memory.stat", FileAccess::kept},
-    {FileKind::current, "memory.current", FileAccess::kept},
-    {FileKind::swap_current, "memory.swap.current", FileAccess::kept},
-    {FileKind::events, "memory.events", FileAccess::kept},
-    {FileKind::pressure, "memory.pressure", FileAccess::kept},
-    {FileKind::peak, "memory.peak", FileAccess::kept},
-    {FileKind::min, "memory.min", FileAccess::kept_if_room},
-    {FileKind::low, "memory.low", FileAccess::kept_if_room},
-    {FileKind::high, "memory.high", FileAccess::kept_if_room},
-    {FileKind::max, "memory.max", FileAccess::kept_if_room},
-    {FileKind::swap_max, "memory.swap.max", FileAccess::kept_if_room},
-    {FileKind::events_local, "memory.events.local", FileAccess::kept_if_room},
-    {FileKind::swap_events, "memory.swap.events", FileAccess::kept_if_room},
+    {FileKind::stat, "memory.stat", FileAccess::kept, ReadAt::stat, "stat"},
+    {FileKind::current, "memory.current", FileAccess::kept, ReadAt::every_probe, "current"},
+    {FileKind::swap_current, "memory.swap.current", FileAccess::kept, ReadAt::every_probe, "swap_current"},
+    {FileKind::events, "memory.events", FileAccess::kept, ReadAt::flagged, "events"},
+    {FileKind::pressure, "memory.pressure", FileAccess::kept, ReadAt::moved, "pressure"},
+    {FileKind::peak, "memory.peak", FileAccess::kept, ReadAt::with_stat, "peak"},
+    {FileKind::min, "memory.min", FileAccess::kept_if_room, ReadAt::limit, "min"},
+    {FileKind::low, "memory.low", FileAccess::kept_if_room, ReadAt::limit, "low"},
+    {FileKind::high, "memory.high", FileAccess::kept_if_room, ReadAt::limit, "high"},
+    {FileKind::max, "memory.max", FileAccess::kept_if_room, ReadAt::limit, "max"},
+    {FileKind::swap_max, "memory.swap.max", FileAccess::kept_if_room, ReadAt::limit, "swap_max"},
+    {FileKind::events_local, "memory.events.local", FileAccess::kept_if_room, ReadAt::after_events, "events_local"},
+    {FileKind::swap_events, "memory.swap.events", FileAccess::kept_if_room, ReadAt::flagged, "swap_events"},
 }};
 
 // Row i describes FileKind i: the reader and the error counters index the table by kind.
@@ -70,6 +91,20 @@ constexpr size_t kMinFdsPerCgroup = [] {
   return n;
 }();
 constexpr size_t kMaxFdsPerCgroup = 1 + kCgroupFiles.size();
+
+// The limit files, in table order: StatRecord::limits[i] holds kLimitFiles[i]'s value.
+inline constexpr size_t kLimitFileCount = [] {
+  size_t n = 0;
+  for (const auto& f : kCgroupFiles) n += f.when == ReadAt::limit ? 1 : 0;
+  return n;
+}();
+inline constexpr std::array<FileKind, kLimitFileCount> kLimitFiles = [] {
+  std::array<FileKind, kLimitFileCount> a{};
+  size_t i = 0;
+  for (const auto& f : kCgroupFiles)
+    if (f.when == ReadAt::limit) a[i++] = f.kind;
+  return a;
+}();
 
 constexpr const CgroupFile& cgroup_file(FileKind k) noexcept { return kCgroupFiles[static_cast<size_t>(k)]; }
 constexpr std::string_view file_name(FileKind k) noexcept { return cgroup_file(k).name; }

@@ -20,9 +20,6 @@ constexpr parse::EventKey kNotableEvents[] = {parse::ev_high, parse::ev_max, par
 // ... and those an event wake-up publishes at once: the OOM killer ran.
 constexpr parse::EventKey kKillEvents[] = {parse::ev_oom, parse::ev_oom_kill, parse::ev_oom_group_kill};
 
-constexpr FileKind kLimitKinds[lim_count] = {FileKind::min, FileKind::low, FileKind::high, FileKind::max,
-                                              FileKind::swap_max};
-
 // A kill frees most of a cgroup's memory: the probe that sees usage fall to
 // half or less of the previous one (from at least 1 MiB) looks for
 // systemd-oomd's record of it, which no kernel event announces.
@@ -323,10 +320,10 @@ CgroupReader::StatRead CgroupReader::finish_stat(const CgroupEntry& e, const Fet
   if (take.limits || !e.record) {
     rec->limits_read_at = t0;
     for (size_t k = 0; k < lim_count; ++k) {
-      const FileRead lr = read(e, kLimitKinds[k], report);
+      const FileRead lr = read(e, kLimitFiles[k], report);
       if (lr.status != Status::ok) continue;
       rec->limits[k] = parse::parse_single_value(lr.text);
-      if (!rec->limits[k]) parse_error(kLimitKinds[k]);
+      if (!rec->limits[k]) parse_error(kLimitFiles[k]);
     }
   } else {
     rec->limits = e.record->limits;

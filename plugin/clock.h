@@ -2,6 +2,7 @@
 // with receives `now` as a parameter, so tests drive it with a ManualClock.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 
 namespace memcg {
@@ -27,14 +28,13 @@ class Clock {
 
 // A clock that moves only when told to. `step` is added after every now() and
 // thread_cpu() call, so a test can give every timed operation a known cost.
+// now() and advance() may be called from different threads (a test moving
+// the clock of the connection gate's thread); `step` is set before.
 class ManualClock final : public Clock {
  public:
-  explicit ManualClock(TimePoint start = TimePoint{} + std::chrono::hours(1)) : now_(start), start_(start) {}
-  TimePoint now() noexcept override {
-    const TimePoint t = now_;
-    now_ += step;
-    return t;
-  }
+  explicit ManualClock(TimePoint start = TimePoint{} + std::chrono::hours(1))
+      : now_(start.time_since_epoch().count()), start_(start) {}
+  TimePoint now() noexcept override { return TimePoint(Duration(now_.fetch_add(step.count()))); }
   Duration thread_cpu() noexcept override {
     const Duration t = cpu_;
     cpu_ += cpu_step;
@@ -42,18 +42,18 @@ class ManualClock final : public Clock {
   }
   // Moves with now(): kWallStart at the clock's start.
   WallTime wall() noexcept override {
-    return kWallStart + std::chrono::duration_cast<WallTime::duration>(now_ - start_);
+    return kWallStart + std::chrono::duration_cast<WallTime::duration>(peek() - start_);
   }
   static constexpr WallTime kWallStart{std::chrono::seconds(1700000000)};  // 2023-11-14T22:13:20Z
 
-  void advance(Duration d) noexcept { now_ += d; }
-  TimePoint peek() const noexcept { return now_; }
+  void advance(Duration d) noexcept { now_.fetch_add(d.count()); }
+  TimePoint peek() const noexcept { return TimePoint(Duration(now_.load())); }
 
   Duration step{0};
   Duration cpu_step{0};
 
  private:
-  TimePoint now_;
+  std::atomic<Duration::rep> now_;
   TimePoint start_;
   Duration cpu_{0};
 };

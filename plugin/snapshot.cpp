@@ -4,11 +4,6 @@
 
 namespace memcg {
 
-std::string_view limit_name(LimitKind k) noexcept {
-  static constexpr std::string_view kNames[lim_count] = {"min", "low", "high", "max", "swap_max"};
-  return kNames[k];
-}
-
 std::optional<double> StatRecord::rate(size_t k) const noexcept {
   if (since_prev <= Duration{0} || k >= parse::kStatKeyCount || !values.present.test(k) || !prev_present.test(k))
     return std::nullopt;

@@ -32,8 +32,15 @@
 namespace memcg {
 
 
+// The limit files of cgroup_files.h, in its order (checked below): code
+// that means one limit names it here; the rest iterates kLimitFiles.
 enum LimitKind : unsigned char { lim_min, lim_low, lim_high, lim_max, lim_swap_max, lim_count };
-std::string_view limit_name(LimitKind k) noexcept;  // "min", ..., "swap_max"
+static_assert(lim_count == kLimitFileCount);
+static_assert(kLimitFiles[lim_min] == FileKind::min && kLimitFiles[lim_low] == FileKind::low &&
+              kLimitFiles[lim_high] == FileKind::high && kLimitFiles[lim_max] == FileKind::max &&
+              kLimitFiles[lim_swap_max] == FileKind::swap_max);
+// The limit's label: "min", ..., "swap_max" (the table's).
+constexpr std::string_view limit_name(LimitKind k) noexcept { return cgroup_file(kLimitFiles[k]).label; }
 
 struct CgroupId {
   std::string path;  // relative to the cgroup2 root; "/" for the root

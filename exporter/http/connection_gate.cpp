@@ -25,12 +25,20 @@
 namespace memcg::exporter {
 namespace {
 
-using Steady = std::chrono::steady_clock;
-
 constexpr size_t kMaxInput = ConnectionGate::kMaxHead + ConnectionGate::kMaxBody;
 constexpr size_t kMaxResponseHead = 64u << 10;  // CivetWeb's heads are a few hundred bytes
 constexpr size_t kKeepCapacity = 256u << 10;    // a kept-alive connection's buffers beyond this are given back
 constexpr auto kAcceptPause = std::chrono::milliseconds(100);  // after EMFILE: the backlog keeps them meanwhile
+constexpr size_t kClientChunk = 16384;    // one read from a client (the head limit: a head in one read)
+constexpr size_t kUpstreamChunk = 65536;  // one read of a response from CivetWeb
+constexpr size_t kEventsPerWait = 256;    // epoll events taken per wake-up
+// A request at a worker may take the time to write its response to a slow
+// client (head_timeout) and the keep-alive pause (idle_timeout), plus this.
+constexpr auto kServeGrace = std::chrono::seconds(1);
+// The longest the loop sleeps while a deadline is pending: epoll_wait takes
+// int milliseconds, and a deadline further than this (web.request_timeout
+// and idle_timeout may be set to minutes) is checked again after it.
+constexpr auto kMaxSleep = std::chrono::seconds(60);
 
 // epoll data: the connection id (or listener index) and which socket.
 enum Tag : uint64_t { kListener = 0, kClient = 1, kUpstream = 2, kWake = 3 };
@@ -96,7 +104,7 @@ struct Conn {
   std::unique_ptr<TlsSession> tls;
   State state = State::head;
   bool idle = false;
-  Steady::time_point deadline, since;  // since: accepted, or the last response sent (eviction picks the oldest)
+  TimePoint deadline, since;  // since: accepted, or the last response sent (eviction picks the oldest)
   bool client_eof = false, keep_alive = false, is_head = false, close_after = false, response_head = false;
   std::string in;                      // from the client, not yet relayed
   std::string up;                      // the request for CivetWeb
@@ -114,6 +122,7 @@ struct Conn {
 struct ConnectionGate::Loop {
   GateOptions o;
   GateStats& stats;
+  Clock& clock;  // every deadline; tests drive it with a ManualClock
   std::vector<sys::UniqueFd> listeners;
   sys::UniqueFd epoll{::epoll_create1(EPOLL_CLOEXEC)};
   sys::UniqueFd wake{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
@@ -125,10 +134,11 @@ struct ConnectionGate::Loop {
   std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns;
   uint64_t next_id = 1;
   size_t buffered = 0;  // response bytes held for clients, all connections
-  Steady::time_point accept_paused_until{};
+  TimePoint accept_paused_until{};
   bool accept_paused = false;
 
-  Loop(GateOptions opts, GateStats& s) : o(std::move(opts)), stats(s), table(o.max_open, o.max_per_client, o.workers) {}
+  Loop(GateOptions opts, GateStats& s, Clock& c)
+      : o(std::move(opts)), stats(s), clock(c), table(o.max_open, o.max_per_client, o.workers) {}
 
   void watch(int fd, uint64_t data, uint32_t events, int op = EPOLL_CTL_ADD) {
     epoll_event ev{};
@@ -194,7 +204,7 @@ struct ConnectionGate::Loop {
           // on a listener that stays readable.
           set_listening(false);
           accept_paused = true;
-          accept_paused_until = Steady::now() + kAcceptPause;
+          accept_paused_until = clock.now() + kAcceptPause;
         }
         return;
       }
@@ -215,7 +225,7 @@ struct ConnectionGate::Loop {
     c->id = next_id++;
     c->key = key;
     c->client = std::move(sock);
-    c->since = Steady::now();
+    c->since = clock.now();
     c->deadline = c->since + o.head_timeout;
     if (auto ctx = current_tls()) {
       c->tls = std::make_unique<TlsSession>(ctx, c->client.get());
@@ -233,7 +243,7 @@ struct ConnectionGate::Loop {
   // connection is broken and was closed.
   bool read_client(Conn& c) {
     while (!c.client_eof && c.in.size() < kMaxInput) {
-      char buf[16384];
+      char buf[kClientChunk];
       const size_t want = std::min(sizeof buf, kMaxInput - c.in.size());
       const ssize_t n = c.tls ? c.tls->read(buf, want) : ::recv(c.client.get(), buf, want, 0);
       if (n > 0) {
@@ -272,7 +282,7 @@ struct ConnectionGate::Loop {
         return false;
       }
     }
-    if (progressed && c.state != State::serving) c.deadline = Steady::now() + o.head_timeout;
+    if (progressed && c.state != State::serving) c.deadline = clock.now() + o.head_timeout;
     if (c.pending() == 0) {
       c.out.clear();
       c.out_off = 0;
@@ -285,7 +295,7 @@ struct ConnectionGate::Loop {
   void take_request(Conn& c) {
     if (c.idle && !c.in.empty()) {  // the next request began: it has the head timeout from here
       c.idle = false;
-      c.deadline = Steady::now() + o.head_timeout;
+      c.deadline = clock.now() + o.head_timeout;
     }
     const HeadCheck check = check_request(c.in, kMaxHead, kMaxBody);
     if (check.status == HeadCheck::Status::incomplete ||
@@ -306,7 +316,7 @@ struct ConnectionGate::Loop {
     c.response_head = false;
     c.close_after = false;
     c.state = State::queued;
-    c.deadline = Steady::now() + o.head_timeout;
+    c.deadline = clock.now() + o.head_timeout;
     table.ready(c.key, c.id);
   }
 
@@ -316,7 +326,7 @@ struct ConnectionGate::Loop {
     buffered += r.size();
     c.close_after = true;
     c.state = State::writing;
-    c.deadline = Steady::now() + o.head_timeout;
+    c.deadline = clock.now() + o.head_timeout;
   }
 
   // The response is out: the next request (kept alive), or closing.
@@ -330,7 +340,7 @@ struct ConnectionGate::Loop {
     }
     c.state = State::head;
     c.idle = c.in.empty();
-    c.since = Steady::now();
+    c.since = clock.now();
     c.deadline = c.since + (c.idle ? o.idle_timeout : o.head_timeout);
   }
 
@@ -341,13 +351,13 @@ struct ConnectionGate::Loop {
     ::shutdown(c.client.get(), SHUT_WR);
     c.state = State::closing;
     c.in.clear();
-    c.deadline = Steady::now() + kLinger;
+    c.deadline = clock.now() + kLinger;
   }
 
   // Reads out and drops what a closing client sends; closes at its end.
   void drain_closing(Conn& c) {
     for (;;) {
-      char buf[16384];
+      char buf[kClientChunk];
       const ssize_t n = ::recv(c.client.get(), buf, sizeof buf, 0);
       if (n > 0) continue;
       if (n < 0 && errno == EINTR) continue;
@@ -407,7 +417,7 @@ struct ConnectionGate::Loop {
   // --- the upstream side -----------------------------------------------
 
   bool may_read_upstream(const Conn& c) const noexcept { return c.pending() < kRelayChunk || buffered < kMaxBuffered; }
-  Duration serve_timeout() const { return o.head_timeout + o.idle_timeout + std::chrono::seconds(1); }
+  Duration serve_timeout() const { return o.head_timeout + o.idle_timeout + kServeGrace; }
 
   void start_requests() {
     while (auto id = table.next()) {
@@ -422,7 +432,7 @@ struct ConnectionGate::Loop {
         continue;
       }
       c.state = State::serving;
-      c.deadline = Steady::now() + serve_timeout();
+      c.deadline = clock.now() + serve_timeout();
       c.upstream_events = 0;
       relay_upstream(c);
     }
@@ -455,7 +465,7 @@ struct ConnectionGate::Loop {
     c.upstream_events = 0;
     table.finish(c.key);
     c.state = State::writing;
-    c.deadline = Steady::now() + o.head_timeout;
+    c.deadline = clock.now() + o.head_timeout;
     if (!c.response_head) {
       c.raw.clear();
       respond_from_gate(c, 502, "the web server gave no response");
@@ -474,7 +484,7 @@ struct ConnectionGate::Loop {
       }
     }
     while (!done && may_read_upstream(c)) {
-      char buf[65536];
+      char buf[kUpstreamChunk];
       const ssize_t n = ::recv(c.upstream.get(), buf, sizeof buf, 0);
       if (n > 0) {
         progressed = true;
@@ -486,7 +496,7 @@ struct ConnectionGate::Loop {
         break;
       }
     }
-    if (progressed) c.deadline = Steady::now() + serve_timeout();
+    if (progressed) c.deadline = clock.now() + serve_timeout();
     if (done) upstream_done(c);
     pump(c);
   }
@@ -507,7 +517,7 @@ struct ConnectionGate::Loop {
     }
   }
 
-  void sweep(Steady::time_point now) {
+  void sweep(TimePoint now) {
     if (accept_paused && now >= accept_paused_until) {
       set_listening(true);
       accept_paused = false;
@@ -522,8 +532,8 @@ struct ConnectionGate::Loop {
   // When the loop must wake without an event: the earliest deadline of a
   // connection, or the end of an accept pause. With nothing open it sleeps
   // until a connection comes: an idle exporter costs no wake-ups here.
-  Steady::time_point wake_at() const {
-    Steady::time_point t = accept_paused ? accept_paused_until : Steady::time_point::max();
+  TimePoint wake_at() const {
+    TimePoint t = accept_paused ? accept_paused_until : TimePoint::max();
     for (const auto& [id, c] : conns) t = std::min(t, c->deadline);
     return t;
   }
@@ -547,13 +557,13 @@ struct ConnectionGate::Loop {
   void run() {
     watch(wake.get(), tag(0, kWake), EPOLLIN);
     set_listening(true);
-    std::vector<epoll_event> events(256);
+    std::vector<epoll_event> events(kEventsPerWait);
     while (!stop.load()) {
       const auto due = wake_at();
       int timeout = -1;
-      if (due != Steady::time_point::max()) {
-        const auto ms = std::chrono::ceil<std::chrono::milliseconds>(due - Steady::now()).count();
-        timeout = static_cast<int>(std::clamp<int64_t>(ms, 0, 60'000));
+      if (due != TimePoint::max()) {
+        const auto ms = std::chrono::ceil<std::chrono::milliseconds>(due - clock.now()).count();
+        timeout = static_cast<int>(std::clamp<int64_t>(ms, 0, std::chrono::milliseconds(kMaxSleep).count()));
       }
       const bool over_budget = buffered >= kMaxBuffered;
       const int n = ::epoll_wait(epoll.get(), events.data(), static_cast<int>(events.size()), timeout);
@@ -562,7 +572,7 @@ struct ConnectionGate::Loop {
         for (auto& [id, c] : conns)
           if (c->state == State::serving) update_interest(*c);
       start_requests();
-      if (const auto now = Steady::now(); now >= due) {
+      if (const auto now = clock.now(); now >= due) {
         sweep(now);
         start_requests();
       }
@@ -571,7 +581,8 @@ struct ConnectionGate::Loop {
   }
 };
 
-ConnectionGate::ConnectionGate(GateOptions o, GateStats& stats) : loop_(std::make_unique<Loop>(std::move(o), stats)) {
+ConnectionGate::ConnectionGate(GateOptions o, GateStats& stats, Clock& clock)
+    : loop_(std::make_unique<Loop>(std::move(o), stats, clock)) {
   if (!loop_->epoll.valid() || !loop_->wake.valid())
     throw std::runtime_error(std::string("cannot set up the connection gate: ") + std::strerror(errno));
   for (const auto& addr : loop_->o.listen) {

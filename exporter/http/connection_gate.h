@@ -75,8 +75,9 @@ class ConnectionGate {
   static constexpr auto kLinger = std::chrono::seconds(2);  // reading out a closing client
 
   // Binds and listens on every address of `o.listen`; throws
-  // std::runtime_error naming the address and the errno.
-  ConnectionGate(GateOptions o, GateStats& stats);
+  // std::runtime_error naming the address and the errno. Every deadline
+  // (head, idle, queued, serving, linger) is on `clock`.
+  ConnectionGate(GateOptions o, GateStats& stats, Clock& clock = Clock::system());
   ~ConnectionGate();
   ConnectionGate(const ConnectionGate&) = delete;
   ConnectionGate& operator=(const ConnectionGate&) = delete;

@@ -23,7 +23,7 @@ trap 'rm -rf "$work"' EXIT
 ir="$work/ir"
 vm_initramfs_root "$ir"
 vm_copy_with_libs "$build/exporter/memcg-exporter" "$ir" bin
-vm_copy_with_libs "$build/exporter/memcg-exporter-oci-hook" "$ir" bin
+vm_copy_with_libs "$build/oci_hook/memcg-exporter-oci-hook" "$ir" bin
 install -m755 "$build/tests/memcg-vmload" "$build/tests/memcg-vmcheck" "$build/tests/memcg-vmsoak" "$ir/bin/"
 vm_copy_with_libs "$build/tests/memcg-bench" "$ir" bin
 install -m755 "$here/stage1-init.sh" "$ir/init"
