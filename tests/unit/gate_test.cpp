@@ -87,7 +87,8 @@ TEST(ConnectionGate, AnIncompleteHeadIsClosedAtTheRequestTimeoutOfItsClock) {
   Gate g;
   const sys::UniqueFd client = connect_to(g.port());
   send_all(client.get(), "GET /metrics HTTP/1.1\r\nHost: x\r\n");  // no blank line
-  ASSERT_TRUE(eventually([&] { return g.stats.accepted.load() == 1; }));
+  // Counted as waiting once the loop published it: opened, its deadline taken.
+  ASSERT_TRUE(eventually([&] { return g.stats.waiting.load() == 1; }));
   g.clock.advance(9s);
   g.wake();
   EXPECT_EQ(read_until_closed(client.get(), 200ms), "<open>") << "before web.request_timeout";
@@ -121,7 +122,8 @@ TEST(ConnectionGate, ARequestNoWorkerTakesGets503AndAnUnansweredOneIsClosed) {
 TEST(ConnectionGate, AConnectionThatSendsNothingIsClosedAtTheRequestTimeoutNotBefore) {
   Gate g;
   const sys::UniqueFd client = connect_to(g.port());
-  ASSERT_TRUE(eventually([&] { return g.stats.accepted.load() == 1; }));
+  // Counted as waiting once the loop published it: opened, its deadline taken.
+  ASSERT_TRUE(eventually([&] { return g.stats.waiting.load() == 1; }));
   g.clock.advance(9999ms);  // a fresh connection has the head timeout (10 s) for its first request
   g.wake();
   EXPECT_EQ(read_until_closed(client.get(), 200ms), "<open>");
