@@ -88,14 +88,16 @@ void identity(JsonWriter& w, const Snapshot& snap, const CgroupId& id) {
   w.end_object();
 }
 
+// The single-value files' keys are their labels in cgroup_files.h, as the
+// limits' are below.
 void memory_block(JsonWriter& w, const CgroupView& c) {
   const ProbeValues& p = c.probe;
   w.key("memory").begin_object();
-  opt(w, "current", p.current);
-  opt(w, "swap_current", p.swap);
+  opt(w, cgroup_file(FileKind::current).label, p.current);
+  opt(w, cgroup_file(FileKind::swap_current).label, p.swap);
   std::optional<uint64_t> peak;
   if (c.stat) peak = c.stat->peak;
-  opt(w, "peak", peak);
+  opt(w, cgroup_file(FileKind::peak).label, peak);
   opt(w, "current_bytes_per_second", p.current_rate);
   w.end_object();
 }
