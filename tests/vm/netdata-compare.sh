@@ -10,8 +10,13 @@
 #   the bare loop: one pread of memory.current per cgroup per second.
 # Eight leaves churn memory throughout.
 # CPU is every thread's (/proc/PID/task/*/schedstat, nanoseconds).
+# NETDATA_UNSANDBOXED=1 (run-netdata.sh passes it through) adds a second
+# memcg-exporter window with the unit's seccomp filters lifted by a drop-in,
+# to tell what the hardening's per-syscall filters cost the daemon.
 exec > /dev/ttyS0 2>&1
 set -u
+NETDATA_UNSANDBOXED=0
+. /etc/memcg-stage2.env 2>/dev/null
 n=1000
 window=60
 CG=/sys/fs/cgroup
@@ -51,21 +56,43 @@ cpu_ns() {  # every thread of a process
 }
 
 # --- memcg-exporter: the packaged service, its default configuration.
-systemctl start memcg-exporter
-for _ in $(seq 120); do curl -sf http://127.0.0.1:9756/-/ready >/dev/null && break; sleep 1; done
-sleep 30  # past the initial reads and the first refreshes
-pid=$(systemctl show -p MainPID --value memcg-exporter)
-echo "NETDATA check: $(find $CG/bench -type d | wc -l) cgroups under bench before the exporter's window; exporter log: $(journalctl -u memcg-exporter -p warning --no-pager -q | tail -n 3 | tr '\n' ' ')"
-# The same window for the bare memory.current loop over every cgroup, alone
-# (memcg-cost stops the exporter meanwhile).
-memcg-cost --port 9756 --pid "$pid" --seconds $window --scrape-every 15 --bare $CG > /tmp/cost.txt
-sed 's/^COST/NETDATA memcg-exporter/' /tmp/cost.txt
-me=$(awk -F'|' '/whole daemon/ {gsub(/ /, "", $4); print $4}' /tmp/cost.txt)
-series=$(curl -sf http://127.0.0.1:9756/metrics | grep -c '{cgroup_id=')
-mcg=$(curl -sf http://127.0.0.1:9756/metrics | awk '$1 == "memcg_exporter_cgroups" {print $2}')
-systemctl stop memcg-exporter
-echo "NETDATA memcg-exporter: $me us per cgroup per second over $mcg cgroups, $(awk -v s=$series -v n=$mcg 'BEGIN { printf "%.1f", s / n }') series per cgroup (memory only: current, swap, stat, events, PSI, limits, peak, freshness)"
-echo "NETDATA check: $(find $CG/bench -type d | wc -l) cgroups under bench, $(cat /sys/fs/cgroup/bench/cgroup.procs 2>/dev/null | wc -l) procs in bench itself, $(pgrep -c sleep) sleep processes"
+# exporter_window LABEL: one window of memcg-cost against the running
+# service (the bare loop in a window of its own after it), lines prefixed
+# "NETDATA memcg-exporter" and LABEL.
+exporter_window() {
+  local tag="NETDATA memcg-exporter$1"
+  systemctl start memcg-exporter
+  for _ in $(seq 120); do curl -sf http://127.0.0.1:9756/-/ready >/dev/null && break; sleep 1; done
+  sleep 30  # past the initial reads and the first refreshes
+  pid=$(systemctl show -p MainPID --value memcg-exporter)
+  echo "NETDATA check: $(find $CG/bench -type d | wc -l) cgroups under bench before the exporter's window; seccomp: $(awk '/^Seccomp(_filters)?:/ {printf "%s %s ", $1, $2}' /proc/$pid/status); exporter log: $(journalctl -u memcg-exporter -p warning --no-pager -q | tail -n 3 | tr '\n' ' ')"
+  # The same window for the bare memory.current loop over every cgroup, alone
+  # (memcg-cost stops the exporter meanwhile).
+  memcg-cost --port 9756 --pid "$pid" --seconds $window --scrape-every 15 --bare $CG > /tmp/cost.txt
+  sed "s/^COST/$tag/" /tmp/cost.txt
+  me=$(awk -F'|' '/whole daemon/ {gsub(/ /, "", $4); print $4}' /tmp/cost.txt)
+  series=$(curl -sf http://127.0.0.1:9756/metrics | grep -c '{cgroup_id=')
+  mcg=$(curl -sf http://127.0.0.1:9756/metrics | awk '$1 == "memcg_exporter_cgroups" {print $2}')
+  systemctl stop memcg-exporter
+  echo "$tag: $me us per cgroup per second over $mcg cgroups, $(awk -v s=$series -v n=$mcg 'BEGIN { printf "%.1f", s / n }') series per cgroup (memory only: current, swap, stat, events, PSI, limits, peak, freshness)"
+  echo "NETDATA check: $(find $CG/bench -type d | wc -l) cgroups under bench, $(cat /sys/fs/cgroup/bench/cgroup.procs 2>/dev/null | wc -l) procs in bench itself, $(pgrep -c sleep) sleep processes"
+}
+exporter_window ""
+me_unit=$me  # the ratio below is the packaged unit's
+if [ "$NETDATA_UNSANDBOXED" = 1 ]; then
+  # Every setting of the unit that installs a seccomp filter, lifted; the
+  # namespaces, capabilities and read-only mounts stay.
+  mkdir -p /etc/systemd/system/memcg-exporter.service.d
+  printf '%s\n' '[Service]' SystemCallFilter= SystemCallArchitectures= RestrictAddressFamilies= \
+    MemoryDenyWriteExecute=no RestrictNamespaces=no RestrictRealtime=no RestrictSUIDSGID=no LockPersonality=no \
+    ProtectClock=no ProtectHostname=no ProtectKernelModules=no ProtectKernelLogs=no PrivateDevices=no \
+    > /etc/systemd/system/memcg-exporter.service.d/zz-no-seccomp.conf
+  systemctl daemon-reload
+  exporter_window " (no seccomp)"
+  rm /etc/systemd/system/memcg-exporter.service.d/zz-no-seccomp.conf
+  systemctl daemon-reload
+  me=$me_unit
+fi
 # --- netdata: the cgroups plugin alone, every cgroup, every second. What
 # keeps its warm-up short under emulation: no renaming script per new cgroup,
 # no network-namespace probe per new cgroup, and a low fd limit (its popen()

@@ -8,9 +8,12 @@
 # decomposed by memcg-cost), the ratios, and what each collects.
 # Informational (asserts only that both collected).
 # Usage: tests/vm/run-netdata.sh BUILD_DIR     (netdata-compare.sh runs inside)
+# NETDATA_UNSANDBOXED=1 adds a memcg-exporter window without the unit's
+# seccomp filters (what the hardening costs per system call).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
 export STAGE2_EXTRA=netdata-core STAGE2_TEST="$here/netdata-compare.sh"
 export STAGE2_BINS="$build/tests/memcg-cost $build/tests/memcg-vmload" STAGE2_TIMEOUT=3000
+export STAGE2_ENV="NETDATA_UNSANDBOXED='${NETDATA_UNSANDBOXED:-0}'"
 exec "$here/run-stage2.sh" "$build"
