@@ -47,4 +47,20 @@ def test_decomposition_adds_up():
                       r"the whole daemon is ([0-9.]+)x that floor", out.stdout)
         assert f and float(f.group(2)) >= 1.0 and float(f.group(3)) > 0, out.stdout
 
+def test_a_watchdog_supervised_exporter_is_continued_to_ping_during_the_bare_window():
+    # Under systemd (WatchdogSec=, WATCHDOG_USEC in its environment) an
+    # exporter stopped for the whole bare window would miss its pings and be
+    # killed; memcg-cost continues it between ticks every half interval.
+    tree = Tree(args.fixture, "containers")
+    cfg = '[collector]\nprobe_interval = "100ms"\n'
+    with Exporter(args.exporter, tree.root, write_config(cfg), env={"WATCHDOG_USEC": "2000000"}) as ex:
+        out = subprocess.run([args.cost, "--port", str(ex.port), "--pid", str(ex.proc.pid), "--seconds", "4",
+                              "--scrape-every", "1", "--bare", tree.root], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        m = re.search(r"^COST bare window: the exporter was continued (\d+) times .*watchdog \(2 s\)", out.stdout, re.M)
+        assert m and int(m.group(1)) == 3, out.stdout  # after ticks 1, 2 and 3 of 4 (every 1 s)
+        with open(f"/proc/{ex.proc.pid}/stat") as f:
+            assert f.read().split(") ")[1][0] != "T", "left stopped"
+        assert ex.proc.poll() is None
+
 run_tests(globals())
