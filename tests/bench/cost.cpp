@@ -16,7 +16,9 @@
 // exporter's own parser, as many per second as the exporter made, against
 // the exporter's read phase per memory.stat read.
 //
-// Usage: memcg-cost --port P --pid PID [--seconds 60] [--scrape-every 15] [--bare ROOT]
+// Usage: memcg-cost --port P --pid PID [--seconds 60] [--scrape-every 15] [--bare ROOT] [--watchdog S]
+// (--watchdog: the exporter's systemd WatchdogSec when its environment
+// cannot be read; see measure_bare)
 // Prints "COST ..." lines and a Markdown table: CPU per cgroup per second by
 // part, and each as a multiple of the bare loop.
 #include <dirent.h>
@@ -169,6 +171,7 @@ struct Options {
   pid_t pid = 0;
   double seconds = 60, every = 15;
   std::string bare;
+  double watchdog = 0;  // seconds; 0: from the exporter's WATCHDOG_USEC
 };
 
 // false (after saying why) on a usage error.
@@ -180,13 +183,14 @@ bool parse_options(int argc, char** argv, Options& o) {
     else if (k == "--seconds") o.seconds = std::atof(v.c_str());
     else if (k == "--scrape-every") o.every = std::atof(v.c_str());
     else if (k == "--bare") o.bare = v;
+    else if (k == "--watchdog") o.watchdog = std::atof(v.c_str());
     else {
       std::fprintf(stderr, "memcg-cost: unknown option %s\n", k.c_str());
       return false;
     }
   }
   if (o.pid <= 0 || o.every <= 0 || o.seconds < o.every) {
-    std::fprintf(stderr, "usage: memcg-cost --port P --pid PID [--seconds S >= scrape-every] [--scrape-every S] [--bare ROOT]\n");
+    std::fprintf(stderr, "usage: memcg-cost --port P --pid PID [--seconds S >= scrape-every] [--scrape-every S] [--bare ROOT] [--watchdog S]\n");
     return false;
   }
   return true;
@@ -221,7 +225,7 @@ double watchdog_seconds(pid_t pid) {
   return 0;
 }
 
-Bare measure_bare(const std::string& root, pid_t pid, double window, double reads) {
+Bare measure_bare(const std::string& root, pid_t pid, double window, double reads, double watchdog) {
   Bare b;
   std::vector<int> fds, stats, pressures, peaks;
   open_all(root, "memory.current", fds);
@@ -254,7 +258,7 @@ Bare measure_bare(const std::string& root, pid_t pid, double window, double read
   // continued between two ticks every half interval, so that it pings in
   // time rather than being killed and restarted (WatchdogSec=30s in the
   // unit); it then runs while the loop sleeps, not while it is measured.
-  b.watchdog = watchdog_seconds(pid);
+  b.watchdog = watchdog > 0 ? watchdog : watchdog_seconds(pid);
   const int resume_every = b.watchdog > 0 ? std::max(1, static_cast<int>(b.watchdog / 2)) : 0;
   kill(pid, SIGSTOP);
   const auto b0 = Clock::now();
@@ -396,7 +400,7 @@ int main(int argc, char** argv) {
   }
   w.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   w.cgroups = w.last.cgroups > 0 ? w.last.cgroups : 1;
-  const Bare bare = o.bare.empty() ? Bare{} : measure_bare(o.bare, o.pid, w.seconds, w.last.reads - w.first.reads);
+  const Bare bare = o.bare.empty() ? Bare{} : measure_bare(o.bare, o.pid, w.seconds, w.last.reads - w.first.reads, o.watchdog);
   const double whole = print_parts(w, bare);
   print_reads(w, bare, whole);
   return 0;

@@ -68,7 +68,12 @@ exporter_window() {
   echo "NETDATA check: $(find $CG/bench -type d | wc -l) cgroups under bench before the exporter's window; seccomp: $(awk '/^Seccomp(_filters)?:/ {printf "%s %s ", $1, $2}' /proc/$pid/status); exporter log: $(journalctl -u memcg-exporter -p warning --no-pager -q | tail -n 3 | tr '\n' ' ')"
   # The same window for the bare memory.current loop over every cgroup, alone
   # (memcg-cost stops the exporter meanwhile).
-  memcg-cost --port 9756 --pid "$pid" --seconds $window --scrape-every 15 --bare $CG > /tmp/cost.txt
+  # The unit's watchdog (the test drop-in's 4 s), for the bare window's
+  # stops; and whether its environment, where memcg-cost looks first, is
+  # readable from here.
+  wd=$(systemctl show -p WatchdogUSec --value memcg-exporter | awk '/min/ {print $1 * 60; next} {print $1 + 0}')
+  echo "NETDATA check: WatchdogSec $wd s; WATCHDOG_USEC in /proc/$pid/environ: $(tr '\0' '\n' < /proc/$pid/environ 2>&1 | grep -c WATCHDOG_USEC)"
+  memcg-cost --port 9756 --pid "$pid" --seconds $window --scrape-every 15 --bare $CG --watchdog "$wd" > /tmp/cost.txt
   sed "s/^COST/$tag/" /tmp/cost.txt
   me=$(awk -F'|' '/whole daemon/ {gsub(/ /, "", $4); print $4}' /tmp/cost.txt)
   series=$(curl -sf http://127.0.0.1:9756/metrics | grep -c '{cgroup_id=')
