@@ -37,6 +37,7 @@
 #include <ctime>
 #include <map>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -217,21 +218,65 @@ double watchdog_seconds(pid_t pid) {
   std::string env(1 << 16, '\0');
   env.resize(std::fread(env.data(), 1, env.size(), f));
   std::fclose(f);
-  for (size_t at = 0; at < env.size(); at = env.find('\0', at) + 1) {
-    if (env.compare(at, 13, "WATCHDOG_USEC") == 0 && at + 13 < env.size() && env[at + 13] == '=')
-      return std::atof(env.c_str() + at + 14) / 1e6;
-    if (env.find('\0', at) == std::string::npos) break;
+  constexpr std::string_view kKey = "WATCHDOG_USEC=";
+  for (std::string_view rest = env; !rest.empty();) {
+    const size_t end = rest.find('\0');
+    const std::string_view var = rest.substr(0, end);
+    if (var.starts_with(kKey)) return std::atof(std::string(var.substr(kKey.size())).c_str()) / 1e6;
+    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
   }
   return 0;
 }
 
+// Keeps the exporter stopped for the bare window. Under a systemd watchdog
+// it is continued between two ticks every half interval, so that it pings
+// in time rather than being killed and restarted (WatchdogSec=30s in the
+// unit); it then runs while the loop sleeps, not while it is measured.
+class ExporterStop {
+ public:
+  ExporterStop(pid_t pid, double watchdog, int ticks)
+      : pid_(pid), every_(watchdog > 0 ? std::max(1, static_cast<int>(watchdog / 2)) : 0), ticks_(ticks) {
+    kill(pid_, SIGSTOP);
+  }
+  ~ExporterStop() { kill(pid_, SIGCONT); }
+  ExporterStop(const ExporterStop&) = delete;
+  ExporterStop& operator=(const ExporterStop&) = delete;
+  void before_tick(int tick) {
+    if (resumed_ > 0 && tick % every_ == 0) kill(pid_, SIGSTOP);
+  }
+  void after_tick(int tick) {
+    if (every_ == 0 || (tick + 1) % every_ != 0 || tick + 1 >= ticks_) return;
+    kill(pid_, SIGCONT);
+    ++resumed_;
+  }
+  int resumed() const noexcept { return resumed_; }
+
+ private:
+  pid_t pid_;
+  int every_, ticks_, resumed_ = 0;
+};
+
+// The files the bare loops read, one descriptor per cgroup each.
+struct BareFiles {
+  std::vector<int> current, stat, pressure, peak;
+  explicit BareFiles(const std::string& root) {
+    open_all(root, "memory.current", current);
+    open_all(root, "memory.stat", stat);
+    open_all(root, "memory.pressure", pressure);
+    open_all(root, "memory.peak", peak);
+  }
+  ~BareFiles() {
+    for (const auto* v : {&current, &stat, &pressure, &peak})
+      for (int fd : *v) close(fd);
+  }
+  BareFiles(const BareFiles&) = delete;
+  BareFiles& operator=(const BareFiles&) = delete;
+};
+
 Bare measure_bare(const std::string& root, pid_t pid, double window, double reads, double watchdog) {
   Bare b;
-  std::vector<int> fds, stats, pressures, peaks;
-  open_all(root, "memory.current", fds);
-  open_all(root, "memory.stat", stats);
-  open_all(root, "memory.pressure", pressures);
-  open_all(root, "memory.peak", peaks);
+  const BareFiles files(root);
+  const std::vector<int>&fds = files.current, &stats = files.stat, &pressures = files.pressure, &peaks = files.peak;
   b.n = fds.size();
   char buf[64];
   std::string text(64 * 1024, '\0');
@@ -254,42 +299,35 @@ Bare measure_bare(const std::string& root, pid_t pid, double window, double read
   double owed = 0, cpu = 0, stat_cpu = 0, trio_cpu = 0;
   uint64_t stat_reads = 0;
   size_t next = 0, next_trio = 0;
-  // The exporter is stopped meanwhile. Under a systemd watchdog it is
-  // continued between two ticks every half interval, so that it pings in
-  // time rather than being killed and restarted (WatchdogSec=30s in the
-  // unit); it then runs while the loop sleeps, not while it is measured.
   b.watchdog = watchdog > 0 ? watchdog : watchdog_seconds(pid);
-  const int resume_every = b.watchdog > 0 ? std::max(1, static_cast<int>(b.watchdog / 2)) : 0;
-  kill(pid, SIGSTOP);
-  const auto b0 = Clock::now();
-  for (int tick = 0; tick < static_cast<int>(window); ++tick) {
-    std::this_thread::sleep_until(b0 + std::chrono::seconds(tick));
-    if (b.resumed > 0 && tick % resume_every == 0) kill(pid, SIGSTOP);
-    const double c0 = thread_cpu();
-    for (int fd : fds) (void)!pread(fd, buf, sizeof buf, 0);
-    const double c1 = thread_cpu();
-    uint64_t now_reads = 0;
-    for (owed += stat_rate; owed >= 1; owed -= 1, ++now_reads) read_stat(stats[next++ % stats.size()]);
-    const double c2 = thread_cpu();
-    for (uint64_t i = 0; i < now_reads; ++i, ++next_trio) {
-      read_stat(stats[next_trio % stats.size()]);
-      if (!pressures.empty()) (void)!pread(pressures[next_trio % pressures.size()], text.data(), text.size(), 0);
-      if (!peaks.empty()) (void)!pread(peaks[next_trio % peaks.size()], buf, sizeof buf, 0);
+  const int ticks = static_cast<int>(window);
+  {
+    ExporterStop stop(pid, b.watchdog, ticks);
+    const auto b0 = Clock::now();
+    for (int tick = 0; tick < ticks; ++tick) {
+      std::this_thread::sleep_until(b0 + std::chrono::seconds(tick));
+      stop.before_tick(tick);
+      const double c0 = thread_cpu();
+      for (int fd : fds) (void)!pread(fd, buf, sizeof buf, 0);
+      const double c1 = thread_cpu();
+      uint64_t now_reads = 0;
+      for (owed += stat_rate; owed >= 1; owed -= 1, ++now_reads) read_stat(stats[next++ % stats.size()]);
+      const double c2 = thread_cpu();
+      for (uint64_t i = 0; i < now_reads; ++i, ++next_trio) {
+        read_stat(stats[next_trio % stats.size()]);
+        if (!pressures.empty()) (void)!pread(pressures[next_trio % pressures.size()], text.data(), text.size(), 0);
+        if (!peaks.empty()) (void)!pread(peaks[next_trio % peaks.size()], buf, sizeof buf, 0);
+      }
+      stat_reads += now_reads;
+      cpu += c1 - c0;
+      stat_cpu += c2 - c1;
+      trio_cpu += thread_cpu() - c2;
+      stop.after_tick(tick);
     }
-    stat_reads += now_reads;
-    cpu += c1 - c0;
-    stat_cpu += c2 - c1;
-    trio_cpu += thread_cpu() - c2;
-    if (resume_every > 0 && (tick + 1) % resume_every == 0 && tick + 1 < static_cast<int>(window)) {
-      kill(pid, SIGCONT);
-      ++b.resumed;
-    }
+    b.resumed = stop.resumed();
   }
-  kill(pid, SIGCONT);
   b.stat_us = stat_reads ? stat_cpu / static_cast<double>(stat_reads) * 1e6 : 0;
   b.trio_us = stat_reads ? trio_cpu / static_cast<double>(stat_reads) * 1e6 : 0;
-  for (const auto* v : {&fds, &stats, &pressures, &peaks})
-    for (int fd : *v) close(fd);
   b.us = b.n ? cpu / static_cast<double>(b.n) / std::max(1.0, std::floor(window)) * 1e6 : 0;
   return b;
 }

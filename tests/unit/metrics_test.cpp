@@ -76,8 +76,10 @@ TEST(Metrics, DocsMetricReferenceIsGeneratedFromTheTable) {
       << "docs/metrics.md's metric reference is out of date; replace it with:\n" << table;
 }
 
-TEST(Metrics, GoldenExposition) {
-  fixtures::Tree tree;
+// The golden files' scene: web.slice and a child whose name needs escaping,
+// a rule with its own stats allowlist, two passes 2 s apart (pgfault and
+// memory.current moved between them).
+std::unique_ptr<Collector> golden_collector(fixtures::Tree& tree, ManualClock& clock) {
   fixtures::CgroupSpec web;
   web.current = 64 << 20;
   web.peak = 80 << 20;
@@ -94,15 +96,22 @@ TEST(Metrics, GoldenExposition) {
   cfg.rules.push_back({*config::Glob::compile("web.slice/*", nullptr), std::nullopt, std::nullopt,
                        config::StatFilter{false, {}, {"new_kernel_key"}}, {}});
   cfg.resolve();
-  ManualClock clock;
   clock.step = 1us;
   clock.cpu_step = 1us;
-  Collector c(tree.root(), cfg, clock);
-  c.run_pass();
+  auto c = std::make_unique<Collector>(tree.root(), cfg, clock);
+  c->run_pass();
   clock.advance(2s);
   tree.set_stat("web.slice", tree.spec("web.slice").stat.set("pgfault", 3000));
   tree.set_current("web.slice", 66 << 20);
-  c.run_pass();
+  c->run_pass();
+  return c;
+}
+
+TEST(Metrics, GoldenExposition) {
+  fixtures::Tree tree;
+  ManualClock clock;
+  const std::unique_ptr<Collector> collector = golden_collector(tree, clock);
+  Collector& c = *collector;
 
   DaemonStatus status;
   status.last_scrape_seconds = 0.0125;

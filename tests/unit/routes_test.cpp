@@ -2,10 +2,6 @@
 // body cache and gzip negotiation, HEAD, 404 and 405, basic auth, the
 // refresh API's limits, and the response head the server writes.
 #include <gtest/gtest.h>
-#include <zlib.h>
-
-#include <crypt.h>
-
 #include <atomic>
 #include <memory>
 #include <string>
@@ -16,9 +12,13 @@
 #include "exporter/http/response.h"
 #include "exporter/http/routes.h"
 #include "exporter/http/web_backend.h"
+#include "tests/unit/http_helpers.h"
 
 namespace memcg::exporter {
 namespace {
+
+using testing::bcrypt_hash;
+using testing::gunzip;
 
 class FakeBackend final : public WebBackend {
  public:
@@ -70,20 +70,6 @@ struct Client {
   }
   std::vector<Header> held_;
 };
-
-std::string gunzip(std::string_view z) {
-  z_stream zs{};
-  EXPECT_EQ(inflateInit2(&zs, 15 + 16), Z_OK);
-  std::string out(4 << 20, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(z.data()));
-  zs.avail_in = static_cast<uInt>(z.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(inflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  inflateEnd(&zs);
-  return out;
-}
 
 // The exposition without the exporter's and the process's own series, which
 // differ from render to render (scrape duration, CPU, RSS).
@@ -191,13 +177,6 @@ TEST(Routes, RefreshApiIsOffByDefaultAndBoundsWhatItTakes) {
   const Response full = refresh("cgroup=svc/c1");
   EXPECT_EQ(full.status, 429);
   EXPECT_EQ(header_value(response_head(full, {}, 0), "Retry-After"), "1");
-}
-
-std::string bcrypt_hash(const std::string& password) {
-  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
-  EXPECT_NE(crypt_gensalt_rn("$2b$", 4, nullptr, 0, salt, sizeof salt), nullptr);  // cost 4: fast tests
-  crypt_data data{};
-  return crypt_rn(password.c_str(), salt, &data, sizeof data);
 }
 
 TEST(Routes, BasicAuthGuardsEveryPathOnlyWhenUsersAreSet) {

@@ -12,26 +12,13 @@
 
 #include "exporter/http/gzip.h"
 #include "exporter/http/scrape_cache.h"
+#include "tests/unit/http_helpers.h"
 #include "plugin/snapshot.h"
 
 namespace memcg::exporter {
 namespace {
 
-// zlib's inflate, as Go's and curl's readers do it: one gzip member.
-std::string gunzip(const std::string& z) {
-  z_stream zs{};
-  EXPECT_EQ(inflateInit2(&zs, 15 + 16), Z_OK);
-  std::string out(1 << 20, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(z.data()));
-  zs.avail_in = static_cast<uInt>(z.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(inflate(&zs, Z_FINISH), Z_STREAM_END);
-  EXPECT_EQ(zs.avail_in, 0u) << "nothing after the member";
-  out.resize(zs.total_out);
-  inflateEnd(&zs);
-  return out;
-}
+using testing::gunzip;
 
 // A snapshot of `n` cgroups (ids and settings shared, as the collector's are).
 Snapshot snapshot(size_t n, uint64_t pass) {

@@ -11,17 +11,12 @@
 
 #include "exporter/http/basic_auth.h"
 #include "exporter/http/web_config.h"
+#include "tests/unit/http_helpers.h"
 
 using namespace memcg::exporter;
+using memcg::testing::bcrypt_hash;
 
 namespace {
-
-std::string bcrypt_hash(const std::string& password) {
-  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
-  EXPECT_NE(crypt_gensalt_rn("$2b$", 4, nullptr, 0, salt, sizeof salt), nullptr);  // cost 4: fast tests
-  crypt_data data{};
-  return crypt_rn(password.c_str(), salt, &data, sizeof data);
-}
 
 std::string basic(const std::string& user_pass) {
   static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
