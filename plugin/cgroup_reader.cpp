@@ -37,6 +37,7 @@ CgroupReader::FileRead CgroupReader::read(const CgroupEntry& e, FileKind kind, s
   const CgroupFile& f = cgroup_file(kind);
   const bool held = e.file(kind).valid();
   if (f.access == FileAccess::kept && !held) return {Status::absent, {}};
+  ++counters_.file_reads[static_cast<size_t>(kind)];
   const cgroupfs::ReadResult r = held ? cgroupfs::read_kept(io_, e.file(kind).get(), buf)
                                       : cgroupfs::read_once(io_, e.dir.get(), f.name.data(), buf);  // NUL-terminated literals
   if (r.ok()) return {Status::ok, r.value()};

@@ -351,6 +351,7 @@ void Collector::fill(Snapshot& snap) {
   snap.cgroup_fds = table_.open_fds();
   snap.cgroup_fd_budget = table_.fd_budget();
   snap.read_errors = counters_.read_errors;
+  snap.file_reads = counters_.file_reads;
   snap.parse_errors = counters_.parse_errors;
   snap.reads = counters_.reads;
   snap.skips = counters_.skips;

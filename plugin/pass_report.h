@@ -45,6 +45,7 @@ struct PassReport {
 
 struct Counters {
   std::array<uint64_t, kFileKindCount> read_errors{}, parse_errors{};  // by file
+  std::array<uint64_t, kFileKindCount> file_reads{};  // every read of a cgroup file the reader made, by file
   std::array<uint64_t, cache::kReadReasonCount> reads{};               // memory.stat reads by reason
   uint64_t skips = 0;     // probes that served cached memory.stat values
   uint64_t deferred = 0;  // reads the read budget postponed (also skips)

@@ -195,6 +195,8 @@ void render_snapshot_json(const Snapshot& snap, TimePoint now, std::string& out,
   w.key("reads");
   reasons(w, snap.reads);
   w.key("skips").value(snap.skips);
+  w.key("file_reads");
+  per_file(w, snap.file_reads);
   w.key("read_errors");
   per_file(w, snap.read_errors);
   w.key("parse_errors");

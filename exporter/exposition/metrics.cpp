@@ -368,6 +368,10 @@ const MetricDef kTable[] = {
   {"memcg_exporter_pass_duration_seconds", Profile::lean, MetricType::Histogram, "",
    "Wall time of each collection pass (probes, decisions and reads of every cgroup).", nullptr,
    [](const Ctx& x, Sink& s) { s.add_histogram(to_prometheus(x.snap.pass_seconds)); }},
+  {"memcg_exporter_file_reads_total", Profile::lean, MetricType::Counter, "file",
+   "Reads of each cgroup file, all cgroups since start: probes, event wake-ups, memory.stat reads and the files "
+   "they take along (what each file costs per pass: docs/performance.md).", nullptr,
+   [](const Ctx& x, Sink& s) { per_file(x.snap.file_reads, s); }},
   {"memcg_exporter_read_errors_total", Profile::lean, MetricType::Counter, "file",
    "Failed reads of cgroup files other than a cgroup going away (EACCES, EIO, ...).", nullptr,
    [](const Ctx& x, Sink& s) { per_file(x.snap.read_errors, s); }},

@@ -24,6 +24,7 @@
 #include <dirent.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -113,6 +114,7 @@ struct Reading {
   double cgroups = 0;
   double reads = 0;  // memcg_exporter_stat_reads_total, every reason
   std::map<std::string, double> reasons;  // ... by reason
+  std::map<std::string, double> file_reads;  // memcg_exporter_file_reads_total by file
   std::map<std::string, double> http_bytes;  // memcg_exporter_http_bytes_total by direction
   double buffered = 0;                       // memcg_exporter_http_response_buffer_bytes
   bool ok = false;
@@ -130,6 +132,7 @@ Reading scrape(int port, pid_t pid) {
   const std::string key = "memcg_exporter_cpu_seconds_total{phase=\"";
   const std::string kBytes = "memcg_exporter_http_bytes_total{direction=\"";
   const std::string kBuffered = "memcg_exporter_http_response_buffer_bytes ";
+  const std::string kFiles = "memcg_exporter_file_reads_total{file=\"";
   for (size_t pos = 0; (pos = body.find('\n', pos)) != std::string::npos;) {
     ++pos;
     if (body.compare(pos, key.size(), key) == 0) {
@@ -142,6 +145,9 @@ Reading scrape(int port, pid_t pid) {
       r.http_bytes[body.substr(at, body.find('"', at) - at)] = std::atof(body.c_str() + body.find(' ', pos) + 1);
     } else if (body.compare(pos, kBuffered.size(), kBuffered) == 0) {
       r.buffered = std::atof(body.c_str() + pos + kBuffered.size());
+    } else if (body.compare(pos, kFiles.size(), kFiles) == 0) {
+      const size_t at = pos + kFiles.size();
+      r.file_reads[body.substr(at, body.find('"', at) - at)] = std::atof(body.c_str() + body.find(' ', pos) + 1);
     } else if (body.compare(pos, 40, "memcg_exporter_stat_reads_total{reason=\"") == 0) {
       const double v = std::atof(body.c_str() + body.find(' ', pos) + 1);
       r.reads += v;
@@ -208,6 +214,55 @@ struct Bare {
   double trio_us = 0;           // ... with memory.pressure and memory.peak
   int resumed = 0;              // times the exporter was continued for its watchdog
   double watchdog = 0;          // its WatchdogSec, 0 for none
+  // Each other file the daemon read, read bare (one pread, no parse) as
+  // many times per second as the daemon read it: us per read.
+  std::map<std::string, double> file_us;
+};
+
+// The other files the daemon read in its window, each paced like the
+// daemon: as many preads per second as it made, round-robin over the
+// cgroups that have the file (memory.current and memory.stat have loops of
+// their own).
+class PacedFiles {
+ public:
+  PacedFiles(const std::string& root, const std::map<std::string, double>& per_second) {
+    for (const auto& [name, rate] : per_second) {
+      if (rate <= 0 || name == "memory.current" || name == "memory.stat") continue;
+      File f{name, {}, rate};
+      open_all(root, name.c_str(), f.fds);
+      if (!f.fds.empty()) files_.push_back(std::move(f));
+    }
+  }
+  ~PacedFiles() {
+    for (auto& f : files_)
+      for (int fd : f.fds) close(fd);
+  }
+  PacedFiles(const PacedFiles&) = delete;
+  PacedFiles& operator=(const PacedFiles&) = delete;
+
+  // One second's share of every file's reads.
+  void tick(std::string& buf) {
+    for (auto& f : files_) {
+      const double c0 = thread_cpu();
+      for (f.owed += f.rate; f.owed >= 1; f.owed -= 1, ++f.reads)
+        (void)!pread(f.fds[f.next++ % f.fds.size()], buf.data(), buf.size(), 0);
+      f.cpu += thread_cpu() - c0;
+    }
+  }
+  void results(std::map<std::string, double>& us) const {
+    for (const auto& f : files_)
+      if (f.reads) us[f.name] = f.cpu / static_cast<double>(f.reads) * 1e6;
+  }
+
+ private:
+  struct File {
+    std::string name;
+    std::vector<int> fds;
+    double rate = 0, owed = 0, cpu = 0;
+    uint64_t reads = 0;
+    size_t next = 0;
+  };
+  std::vector<File> files_;
 };
 
 // The exporter's systemd watchdog interval in seconds (WATCHDOG_USEC in its
@@ -273,9 +328,11 @@ struct BareFiles {
   BareFiles& operator=(const BareFiles&) = delete;
 };
 
-Bare measure_bare(const std::string& root, pid_t pid, double window, double reads, double watchdog) {
+Bare measure_bare(const std::string& root, pid_t pid, double window, double reads,
+                  const std::map<std::string, double>& file_rates, double watchdog) {
   Bare b;
   const BareFiles files(root);
+  PacedFiles others(root, file_rates);
   const std::vector<int>&fds = files.current, &stats = files.stat, &pressures = files.pressure, &peaks = files.peak;
   b.n = fds.size();
   char buf[64];
@@ -322,6 +379,7 @@ Bare measure_bare(const std::string& root, pid_t pid, double window, double read
       cpu += c1 - c0;
       stat_cpu += c2 - c1;
       trio_cpu += thread_cpu() - c2;
+      others.tick(text);
       stop.after_tick(tick);
     }
     b.resumed = stop.resumed();
@@ -329,6 +387,7 @@ Bare measure_bare(const std::string& root, pid_t pid, double window, double read
   b.stat_us = stat_reads ? stat_cpu / static_cast<double>(stat_reads) * 1e6 : 0;
   b.trio_us = stat_reads ? trio_cpu / static_cast<double>(stat_reads) * 1e6 : 0;
   b.us = b.n ? cpu / static_cast<double>(b.n) / std::max(1.0, std::floor(window)) * 1e6 : 0;
+  others.results(b.file_us);
   return b;
 }
 
@@ -413,9 +472,38 @@ void print_reads(Window& w, const Bare& bare, double whole) {
   }
 }
 
+// Every file the daemon read, per second, and what the same reads cost
+// bare: the floor of the daemon's reads as it made them, file by file, and
+// its own work on top of that floor.
+void print_files(Window& w, const Bare& bare, double whole) {
+  if (w.last.file_reads.empty() || bare.us <= 0) return;
+  std::printf("COST\nCOST | file | reads per second | per cgroup per pass | bare us per read | us per cgroup per second | x bare loop |\n"
+              "COST |---|---|---|---|---|---|\n");
+  double sum = 0;
+  for (const auto& [name, total] : w.last.file_reads) {
+    const double rate = (total - w.first.file_reads[name]) / w.seconds;
+    if (rate <= 0) continue;
+    const auto it = bare.file_us.find(name);
+    const double us = name == "memory.current" ? bare.us : name == "memory.stat" ? bare.stat_us
+                      : it != bare.file_us.end() ? it->second : 0;
+    const double per = rate * us / w.cgroups;
+    sum += per;
+    std::printf("COST | %s | %.1f | %.3f | %.1f | %.2f | %.2fx |\n", name.c_str(), rate, rate / w.cgroups, us, per,
+                per / bare.us);
+  }
+  std::printf("COST | every file as the daemon read it, bare | | | | %.2f | %.2fx |\n", sum, sum / bare.us);
+  std::printf("COST the daemon's own work on top of its reads: %.2f us per cgroup per second = %.2fx the bare loop\n",
+              w.per(whole) - sum, (w.per(whole) - sum) / bare.us);
+}
+
 int main(int argc, char** argv) {
   Options o;
   if (!parse_options(argc, argv, o)) return 64;
+  // The bare loops keep a descriptor per cgroup for each file the daemon read.
+  if (rlimit lim{}; getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
   Window w;
   w.every = o.every;
   w.scrapes = static_cast<int>(o.seconds / o.every);
@@ -438,8 +526,12 @@ int main(int argc, char** argv) {
   }
   w.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   w.cgroups = w.last.cgroups > 0 ? w.last.cgroups : 1;
-  const Bare bare = o.bare.empty() ? Bare{} : measure_bare(o.bare, o.pid, w.seconds, w.last.reads - w.first.reads, o.watchdog);
+  std::map<std::string, double> file_rates;
+  for (const auto& [name, total] : w.last.file_reads) file_rates[name] = (total - w.first.file_reads[name]) / w.seconds;
+  const Bare bare =
+      o.bare.empty() ? Bare{} : measure_bare(o.bare, o.pid, w.seconds, w.last.reads - w.first.reads, file_rates, o.watchdog);
   const double whole = print_parts(w, bare);
   print_reads(w, bare, whole);
+  print_files(w, bare, whole);
   return 0;
 }

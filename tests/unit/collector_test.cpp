@@ -343,6 +343,24 @@ TEST_F(CollectorTest, PressureIsReadWhenTheCgroupMovesOrWithMemoryStat) {
   EXPECT_EQ(psi(), 9000u) << "refreshed with the memory.stat read, so never older than max_age";
 }
 
+TEST_F(CollectorTest, EveryFileReadIsCountedByFile) {
+  auto c = make();
+  const auto count = [&](FileKind k) { return c->latest()->file_reads[static_cast<size_t>(k)]; };
+  pass(*c);
+  EXPECT_EQ(count(FileKind::current), 4u) << "a, a/x, a/y, b (the root has no memory.current)";
+  EXPECT_EQ(count(FileKind::stat), 5u) << "every cgroup's initial read";
+  EXPECT_EQ(count(FileKind::peak), 4u) << "with the initial reads (the root has no memory.peak)";
+  const uint64_t current = count(FileKind::current), stat = count(FileKind::stat), pressure = count(FileKind::pressure);
+  pass(*c);  // quiet: the probes alone
+  EXPECT_EQ(count(FileKind::current), current + 4);
+  EXPECT_EQ(count(FileKind::stat), stat);
+  EXPECT_EQ(count(FileKind::pressure), pressure);
+  c->request_refresh(*config::Glob::compile("b", nullptr));
+  pass(*c);
+  EXPECT_EQ(count(FileKind::stat), stat + 1) << "b's forced read";
+  EXPECT_EQ(count(FileKind::peak), 4u + 1) << "b's forced read takes memory.peak along";
+}
+
 TEST_F(CollectorTest, QuietCgroupsReadMemoryStatAloneUntilTheCompanionsAreLimitsMaxAgeOld) {
   cfg.collector.limits_max_age = 60s;
   auto c = make();

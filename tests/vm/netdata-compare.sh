@@ -7,15 +7,19 @@
 #     it has charted the tree and gone quiet;
 #   memcg-exporter, the packaged service at its default configuration,
 #     scraped with gzip every 15 s by memcg-cost, its CPU decomposed;
-#   the bare loop: one pread of memory.current per cgroup per second.
+#   the bare loop: one pread of memory.current per cgroup per second;
+#   a cAdvisor-style reader (memcg-cadvisor-style), every cgroup at 1 s.
 # Eight leaves churn memory throughout.
 # CPU is every thread's (/proc/PID/task/*/schedstat, nanoseconds).
 # NETDATA_UNSANDBOXED=1 (run-netdata.sh passes it through) adds a second
 # memcg-exporter window with the unit's seccomp filters lifted by a drop-in,
-# to tell what the hardening's per-syscall filters cost the daemon.
+# to tell what the hardening's per-syscall filters cost the daemon;
+# NETDATA_BASELINE=1 a window of /usr/local/bin/memcg-exporter-baseline (an
+# earlier build) under the same unit; NETDATA_PROFILE=1 a perf profile of
+# this build's unstripped binary after the measured windows.
 exec > /dev/ttyS0 2>&1
 set -u
-NETDATA_UNSANDBOXED=0
+NETDATA_UNSANDBOXED=0 NETDATA_BASELINE='' NETDATA_PROFILE=0
 . /etc/memcg-stage2.env 2>/dev/null
 n=1000
 window=60
@@ -82,8 +86,23 @@ exporter_window() {
   echo "$tag: $me us per cgroup per second over $mcg cgroups, $(awk -v s=$series -v n=$mcg 'BEGIN { printf "%.1f", s / n }') series per cgroup (memory only: current, swap, stat, events, PSI, limits, peak, freshness)"
   echo "NETDATA check: $(find $CG/bench -type d | wc -l) cgroups under bench, $(cat /sys/fs/cgroup/bench/cgroup.procs 2>/dev/null | wc -l) procs in bench itself, $(pgrep -c sleep) sleep processes"
 }
+# run_binary BIN: the unit runs BIN instead of the packaged binary (a
+# drop-in; everything else of the unit stays); run_binary "" undoes it.
+run_binary() {
+  local d=/etc/systemd/system/memcg-exporter.service.d/zz-binary.conf
+  if [ -n "$1" ]; then printf '[Service]\nExecStart=\nExecStart=%s --config /etc/memcg-exporter/config.toml\n' "$1" > $d
+  else rm -f $d; fi
+  systemctl daemon-reload
+}
 exporter_window ""
 me_unit=$me  # the ratio below is the packaged unit's
+if [ -n "$NETDATA_BASELINE" ]; then
+  run_binary /usr/local/bin/memcg-exporter-baseline
+  exporter_window " (baseline)"
+  run_binary ""
+  awk -v a="$me" -v b="$me_unit" 'BEGIN { if (a > 0) printf "NETDATA this build / baseline = %.3f (whole daemon, same boot)\n", b / a }'
+  me=$me_unit
+fi
 if [ "$NETDATA_UNSANDBOXED" = 1 ]; then
   # Every setting of the unit that installs a seccomp filter, lifted; the
   # namespaces, capabilities and read-only mounts stay.
@@ -98,6 +117,29 @@ if [ "$NETDATA_UNSANDBOXED" = 1 ]; then
   systemctl daemon-reload
   me=$me_unit
 fi
+if [ "$NETDATA_PROFILE" = 1 ]; then
+  # Sampled alone, after the measured windows: where the exporter's CPU goes,
+  # by binary and function (kernel and user), with a gzip scrape every 15 s.
+  run_binary /usr/local/bin/memcg-exporter-symbols
+  systemctl start memcg-exporter
+  sleep 40
+  pid=$(systemctl show -p MainPID --value memcg-exporter)
+  ( for _ in 1 2 3 4; do curl -sf -H 'Accept-Encoding: gzip' -o /dev/null http://127.0.0.1:9756/metrics; sleep 15; done ) &
+  scrapes=$!
+  perf record -q -F 499 -p "$pid" -o /tmp/perf.data -- sleep 60 >/dev/null 2>&1
+  wait $scrapes  # not the leaves' sleeping processes, children of this shell too
+  systemctl stop memcg-exporter
+  run_binary ""
+  perf report -i /tmp/perf.data --stdio --no-children --sort dso 2>/dev/null | grep '%' | head -n 12 | sed 's/^/NETDATA perf dso /'
+  perf report -i /tmp/perf.data --stdio --no-children --sort sym 2>/dev/null | grep '%' | head -n 80 | cut -c1-160 | sed 's/^/NETDATA perf /'
+fi
+# --- a cAdvisor-style reader: the memory part of runc's GetStats for every
+# cgroup at cAdvisor's default housekeeping interval (1 s), alone
+# (tests/bench/cadvisor_style.cpp says what it reads and what it leaves out).
+memcg-cadvisor-style $CG --seconds $window --interval 1 > /tmp/cadvisor.txt
+sed 's/^CADVISOR_STYLE/NETDATA cadvisor-style:/' /tmp/cadvisor.txt
+ca=$(sed -n 's/.*: \([0-9.]*\) us per cgroup per second.*/\1/p' /tmp/cadvisor.txt)
+awk -v a="$ca" -v b="$me" 'BEGIN { if (a > 0 && b > 0) printf "NETDATA ratio: cadvisor-style / memcg-exporter = %.1fx CPU per cgroup per second\n", a / b }'
 # --- netdata: the cgroups plugin alone, every cgroup, every second. What
 # keeps its warm-up short under emulation: no renaming script per new cgroup,
 # no network-namespace probe per new cgroup, and a low fd limit (its popen()

@@ -3,17 +3,35 @@
 # Debian's netdata 1.37 reduced to its cgroups plugin, in one boot of the
 # stage-2 guest (Debian bookworm, systemd as PID 1, kernel 6.1) over the same
 # ~1,000 cgroups (leaves with a process, 8 busy), each alone in its window,
-# and the bare memory.current loop over the same cgroups. Prints NETDATA
-# lines: CPU per cgroup per second of each whole daemon (memcg-exporter's
+# the bare memory.current loop and a cAdvisor-style reader (the memory part
+# of runc's GetStats, every cgroup every second) over the same cgroups.
+# Prints NETDATA lines: CPU per cgroup per second of each (memcg-exporter's
 # decomposed by memcg-cost), the ratios, and what each collects.
 # Informational (asserts only that both collected).
 # Usage: tests/vm/run-netdata.sh BUILD_DIR     (netdata-compare.sh runs inside)
 # NETDATA_UNSANDBOXED=1 adds a memcg-exporter window without the unit's
 # seccomp filters (what the hardening costs per system call).
+# NETDATA_BASELINE=PATH adds a window of another memcg-exporter binary (an
+# earlier build's exporter/memcg-exporter) under the same unit in the same
+# boot: a change judged side by side, not across boots (±15 % here).
+# NETDATA_PROFILE=1 adds linux-perf to the guest and prints where the
+# exporter's CPU goes (this build's unstripped binary, sampled after the
+# measured windows, so the sampling costs none of them).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
-export STAGE2_EXTRA=netdata-core STAGE2_TEST="$here/netdata-compare.sh"
-export STAGE2_BINS="$build/tests/memcg-cost $build/tests/memcg-vmload" STAGE2_TIMEOUT=3000
-export STAGE2_ENV="NETDATA_UNSANDBOXED='${NETDATA_UNSANDBOXED:-0}'"
-exec "$here/run-stage2.sh" "$build"
+extra=netdata-core bins="$build/tests/memcg-cost $build/tests/memcg-cadvisor-style $build/tests/memcg-vmload"
+links=$(mktemp -d /tmp/memcg-netdata-bins.XXXXXX)
+trap 'rm -rf "$links"' EXIT
+if [ -n "${NETDATA_BASELINE:-}" ]; then  # installed under the name the guest looks for
+  ln -s "$(cd "$(dirname "$NETDATA_BASELINE")" && pwd)/$(basename "$NETDATA_BASELINE")" "$links/memcg-exporter-baseline"
+  bins="$bins $links/memcg-exporter-baseline"
+fi
+if [ "${NETDATA_PROFILE:-0}" = 1 ]; then
+  objcopy --strip-debug "$build/exporter/memcg-exporter" "$links/memcg-exporter-symbols"  # the symbol table, no DWARF
+  extra="$extra,linux-perf" bins="$bins $links/memcg-exporter-symbols"
+  export STAGE2_IMAGE_SIZE=2G
+fi
+export STAGE2_EXTRA=$extra STAGE2_TEST="$here/netdata-compare.sh" STAGE2_BINS=$bins STAGE2_TIMEOUT=3000
+export STAGE2_ENV="NETDATA_UNSANDBOXED='${NETDATA_UNSANDBOXED:-0}' NETDATA_BASELINE='${NETDATA_BASELINE:+1}' NETDATA_PROFILE='${NETDATA_PROFILE:-0}'"
+"$here/run-stage2.sh" "$build"
