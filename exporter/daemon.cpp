@@ -241,7 +241,6 @@ class PassAftermath {
 
   void operator()(const PassReport& report, TimePoint now) {
     backend_.progress();
-    notifier_.watchdog();
     schedule_.pass_done(now);
     report_log_(report, *collector_.latest());
     // Not a warning: a loaded host or a huge tree makes it happen, and it
@@ -253,12 +252,19 @@ class PassAftermath {
     last_behind_ = schedule_.fell_behind();
     backend_.status().pass_overruns.store(last_behind_);
     const auto snap = collector_.latest();
-    const std::string status = status_line(report, *snap, collector_.config().collector.probe_interval);
-    log_debug("pass " + std::to_string(snap->pass) + ": " + status);
+    const bool ping = schedule_.ping_due(now), say = schedule_.status_due(now) || !announced_;
+    if (ping) schedule_.pinged(now);
+    if (say) schedule_.status_sent(now);
+    const std::string status = say || log_enabled(LogLevel::debug)
+                                   ? status_line(report, *snap, collector_.config().collector.probe_interval)
+                                   : std::string();
+    if (!status.empty()) log_debug("pass " + std::to_string(snap->pass) + ": " + status);
     if (announced_) {
-      notifier_.status(status);
+      notifier_.after_pass(ping, say ? status : std::string());
       return;
     }
+    notifier_.watchdog();
+    schedule_.pinged(now);
     notifier_.ready(status);
     announced_ = true;
     log_info("ready: first pass collected " + std::to_string(snap->cgroups.size()) + " cgroups");

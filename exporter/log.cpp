@@ -66,6 +66,8 @@ std::string escape_for_log(std::string_view m) {
   return out;
 }
 
+bool log_enabled(LogLevel level) noexcept { return static_cast<int>(level) <= g_level.load(std::memory_order_relaxed); }
+
 void log(LogLevel level, std::string_view message) noexcept {
   if (static_cast<int>(level) > g_level.load(std::memory_order_relaxed)) return;
   static const bool journal = stderr_is_journal();

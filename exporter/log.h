@@ -16,6 +16,7 @@ void set_log_level(LogLevel level) noexcept;
 // escape is unambiguous, bytes that are not UTF-8 as \xNN too.
 std::string escape_for_log(std::string_view message);
 void log(LogLevel level, std::string_view message) noexcept;
+bool log_enabled(LogLevel level) noexcept;  // a line at `level` would be written
 
 inline void log_error(std::string_view m) noexcept { log(LogLevel::error, m); }
 inline void log_warning(std::string_view m) noexcept { log(LogLevel::warning, m); }

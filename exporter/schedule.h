@@ -18,17 +18,16 @@ class PassSchedule {
   PassSchedule(Duration interval, std::optional<Duration> watchdog, TimePoint now) noexcept
       : interval_(interval), watchdog_(watchdog), next_(now), last_ping_(now) {}
 
-  // A pass ended at `now` (and pinged the watchdog). The next one is due an
-  // interval after the previous deadline, so passes keep their rhythm; when
-  // the pass overran that, the next is due now rather than back to back
-  // catching up, and the overrun is counted.
+  // A pass ended at `now`. The next one is due an interval after the
+  // previous deadline, so passes keep their rhythm; when the pass overran
+  // that, the next is due now rather than back to back catching up, and the
+  // overrun is counted.
   void pass_done(TimePoint now) noexcept {
     next_ += interval_;
     if (next_ < now) {
       next_ = now;
       ++fell_behind_;
     }
-    last_ping_ = now;
   }
 
   // Until when the loop may wait: the next pass, or earlier when the
@@ -38,9 +37,20 @@ class PassSchedule {
     return next_;
   }
   bool pass_due(TimePoint now) const noexcept { return now >= next_; }
-  // Woken before the pass: ping when the watchdog's half interval is up.
+  // After a pass or woken before one: ping when the watchdog's half interval
+  // is up. Not every pass: each ping is a datagram systemd takes in, and a
+  // 1 s pass under the unit's WatchdogSec=30s needs one in fifteen.
   bool ping_due(TimePoint now) const noexcept { return watchdog_ && now >= last_ping_ + *watchdog_ / 2; }
   void pinged(TimePoint now) noexcept { last_ping_ = now; }
+
+  // The STATUS= line `systemctl status` shows: refreshed at most every
+  // kStatusEvery (with a ping when one is due), not after every pass.
+  static constexpr Duration kStatusEvery = std::chrono::seconds(10);
+  bool status_due(TimePoint now) const noexcept { return !status_sent_ || now >= last_status_ + kStatusEvery; }
+  void status_sent(TimePoint now) noexcept {
+    last_status_ = now;
+    status_sent_ = true;
+  }
 
   // Event wake-ups between passes (the kernel flagged an event file): at
   // most one every kEventSpacing, the kernel's own limit per file
@@ -62,7 +72,8 @@ class PassSchedule {
  private:
   Duration interval_;
   std::optional<Duration> watchdog_;
-  TimePoint next_, last_ping_, last_event_{};
+  TimePoint next_, last_ping_, last_event_{}, last_status_{};
+  bool status_sent_ = false;
   uint64_t fell_behind_ = 0;
 };
 

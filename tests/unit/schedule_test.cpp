@@ -50,6 +50,33 @@ TEST(PassSchedule, TheWatchdogIsPingedFromTheWaitWhenTheIntervalIsLong) {
   EXPECT_FALSE(none.ping_due(clock.peek() + 1h));
 }
 
+TEST(PassSchedule, PassesPingAtHalfTheWatchdogAndRefreshTheStatusEveryTenSeconds) {
+  ManualClock clock;
+  PassSchedule s(1s, std::chrono::seconds(30), clock.peek());
+  EXPECT_TRUE(s.status_due(clock.peek())) << "the first pass says its status (with READY=1)";
+  s.status_sent(clock.peek());
+  int pings = 0, statuses = 0;
+  for (int pass = 1; pass <= 60; ++pass) {  // a minute of passes, each 100 ms long
+    clock.advance(100ms);
+    s.pass_done(clock.peek());
+    if (s.ping_due(clock.peek())) {
+      ++pings;
+      s.pinged(clock.peek());
+    }
+    if (s.status_due(clock.peek())) {
+      ++statuses;
+      s.status_sent(clock.peek());
+    }
+    EXPECT_EQ(s.wake_at(), clock.peek() + 900ms) << "a pass, not a ping, is what the wait waits for";
+    clock.advance(900ms);
+  }
+  EXPECT_EQ(pings, 3) << "at 15, 30 and 45 s, not every pass";
+  EXPECT_EQ(statuses, 5) << "at 10, 20, 30, 40 and 50 s";
+  PassSchedule none(1s, std::nullopt, clock.peek());
+  none.pass_done(clock.peek() + 1h);
+  EXPECT_FALSE(none.ping_due(clock.peek() + 1h)) << "no watchdog, no pings";
+}
+
 TEST(PassSchedule, AReloadedIntervalAppliesFromTheNextPass) {
   ManualClock clock;
   PassSchedule s(1s, std::nullopt, clock.peek());
