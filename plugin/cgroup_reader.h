@@ -104,6 +104,10 @@ class CgroupReader {
   };
   FileRead read(const CgroupEntry& e, FileKind kind, PassReport& report) { return read(e, kind, buf_, report); }
   FileRead read(const CgroupEntry& e, FileKind kind, std::string& buf, PassReport& report);
+  // A one-value file (memory.current, a limit, memory.peak): on its kept fd,
+  // one pread into value_buf_ and nothing else; else, or when it failed or
+  // did not fit, as read() does.
+  FileRead read_value(const CgroupEntry& e, FileKind kind, PassReport& report);
   void parse_error(FileKind kind, uint64_t n = 1) noexcept { counters_.parse_errors[static_cast<size_t>(kind)] += n; }
   bool probe_pressure(CgroupEntry& e, TimePoint now, PassReport& report);
   // What the last probe left, as plain numbers (gcc 12 misreads copies of
@@ -131,6 +135,7 @@ class CgroupReader {
   Counters& counters_;
   // Reused between reads so the steady state allocates nothing per cgroup.
   std::string buf_;
+  std::array<char, 32> value_buf_{};  // "18446744073709551615\n" is 21 bytes
   std::array<std::string, kStatBatch> stat_bufs_;  // one per memory.stat of a batch
   parse::LayoutCache stat_layout_, events_layout_, local_layout_, swap_layout_;  // one kernel, one key order
   parse::StatValues stat_scratch_;

@@ -5,6 +5,7 @@
 
 #include "base/parse/event_keys.h"
 #include "base/parse/flat_keyed.h"
+#include "base/parse/number.h"
 #include "base/parse/psi.h"
 #include "base/parse/single_value.h"
 #include "base/parse/stat_keys.h"
@@ -215,6 +216,17 @@ TEST(SingleValue, NumbersMaxAndJunk) {
   EXPECT_FALSE(parse_single_value("12 34\n"));
   EXPECT_FALSE(parse_single_value("-1\n"));
   EXPECT_FALSE(parse_single_value("max\n\n"));
+}
+
+TEST(NumberParse, UnsignedDecimalsUpToUint64MaxAndNothingElse) {
+  EXPECT_EQ(parse_u64("0"), 0u);
+  EXPECT_EQ(parse_u64("123456789"), 123456789u);
+  EXPECT_EQ(parse_u64("1844674407370955161"), 1844674407370955161u) << "19 digits: no overflow possible";
+  EXPECT_EQ(parse_u64("18446744073709551615"), UINT64_MAX);
+  EXPECT_EQ(parse_u64("00000000000000000001"), 1u);
+  for (const char* bad : {"", "18446744073709551616", "99999999999999999999", "184467440737095516150", "+1", "-1", "1a",
+                          "a1", " 1", "1 ", "1.5", "max", "000000000000000000001"})
+    EXPECT_EQ(parse_u64(bad), std::nullopt) << '"' << bad << '"';
 }
 
 }  // namespace
