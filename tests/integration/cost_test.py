@@ -29,11 +29,12 @@ def test_decomposition_adds_up():
         parts = sum(v[0] for k, v in rows.items() if k != "whole daemon")
         assert abs(parts - rows["whole daemon"][0]) < 0.01, out.stdout  # other = whole - phases
         # ... and "other" is told apart by the thread it ran on.
-        t = re.search(r"^COST other by thread: collector outside its phases ([0-9.-]+) ms, web server outside /metrics "
-                      r"([0-9.-]+) ms, other threads ([0-9.-]+) ms", out.stdout, re.M)
+        t = re.search(r"^COST other by thread: collector outside its phases ([0-9.-]+) ms \(([0-9.]+) event wake-ups a "
+                      r"second between passes\), web server outside /metrics ([0-9.-]+) ms, other threads ([0-9.-]+) ms",
+                      out.stdout, re.M)
         assert t, out.stdout
         other = rows["other (HTTP connections, logging)"][0]
-        assert abs(sum(float(x) for x in t.groups()) - other) < 0.01, out.stdout
+        assert abs(float(t.group(1)) + float(t.group(3)) + float(t.group(4)) - other) < 0.01, out.stdout
         assert re.search(r"bare loop over (\d+) cgroups", out.stdout), out.stdout
         front = re.search(r"^COST front: (\d+) bytes received, (\d+) sent", out.stdout, re.M)
         assert front and int(front.group(1)) > 0 and int(front.group(2)) > 0, out.stdout  # the scrapes went through the gate
@@ -46,6 +47,16 @@ def test_decomposition_adds_up():
         f = re.search(r"floor of this configuration .*: ([0-9.]+) us per cgroup per second = ([0-9.]+)x the bare loop; "
                       r"the whole daemon is ([0-9.]+)x that floor", out.stdout)
         assert f and float(f.group(2)) >= 1.0 and float(f.group(3)) > 0, out.stdout
+        # Every file the daemon read, per second, next to the same reads bare:
+        # memory.current once per cgroup per pass (the root has none), memory.stat
+        # as often as the reads above, and the sum with the daemon's own work on top.
+        files = {m.group(1): (float(m.group(2)), float(m.group(3))) for m in
+                 re.finditer(r"^COST \| (memory\.[a-z_.]+) \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \|", out.stdout, re.M)}
+        assert "memory.current" in files and "memory.stat" in files, out.stdout
+        assert files["memory.current"][0] > files["memory.stat"][0] > 0, out.stdout
+        assert abs(files["memory.stat"][0] * 4.0 - int(m.group(1))) <= 0.1 * int(m.group(1)) + 1, out.stdout
+        assert re.search(r"^COST \| every file as the daemon read it, bare \|", out.stdout, re.M), out.stdout
+        assert re.search(r"^COST the daemon's own work on top of its reads: [0-9.-]+ us", out.stdout, re.M), out.stdout
 
 def test_a_watchdog_supervised_exporter_is_continued_to_ping_during_the_bare_window():
     # Under systemd (WatchdogSec=, WATCHDOG_USEC in its environment) an
