@@ -10,9 +10,10 @@
 
 namespace memcg::parse {
 
-// A digit loop rather than std::from_chars, whose per-digit overflow checks
-// cost twice the instructions (the probe parses one value per cgroup every
-// pass, a memory.stat read ~50): only a 20th digit can overflow.
+// A digit loop rather than std::from_chars, which checks for overflow at
+// every digit: only a 20th digit can overflow. The probe parses one value
+// per cgroup every pass and a memory.stat read ~50 (memory.current's parse
+// went from 126 to 103 instructions under callgrind).
 inline std::optional<uint64_t> parse_u64(std::string_view s) noexcept {
   constexpr size_t kMaxDigits = 20;  // UINT64_MAX, 18446744073709551615
   if (s.empty() || s.size() > kMaxDigits) return std::nullopt;

@@ -16,7 +16,7 @@
 # to tell what the hardening's per-syscall filters cost the daemon;
 # NETDATA_BASELINE=1 a window of /usr/local/bin/memcg-exporter-baseline (an
 # earlier build) under the same unit; NETDATA_PROFILE=1 a perf profile of
-# this build's unstripped binary after the measured windows.
+# this build's binary (its symbol table kept) after the measured windows.
 exec > /dev/ttyS0 2>&1
 set -u
 NETDATA_UNSANDBOXED=0 NETDATA_BASELINE='' NETDATA_PROFILE=0

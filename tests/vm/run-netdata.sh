@@ -15,8 +15,8 @@
 # earlier build's exporter/memcg-exporter) under the same unit in the same
 # boot: a change judged side by side, not across boots (±15 % here).
 # NETDATA_PROFILE=1 adds linux-perf to the guest and prints where the
-# exporter's CPU goes (this build's unstripped binary, sampled after the
-# measured windows, so the sampling costs none of them).
+# exporter's CPU goes (this build's binary with its symbol table, sampled
+# after the measured windows, so the sampling costs none of them).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
