@@ -14,7 +14,9 @@
 // under ROOT (the same tree), for the same time; and in the same seconds the
 // floor of a re-read: one pread of memory.stat on a kept fd and the
 // exporter's own parser, as many per second as the exporter made, against
-// the exporter's read phase per memory.stat read.
+// the exporter's read phase per memory.stat read; and every other file the
+// exporter read (memcg_exporter_file_reads_total), one bare pread each, as
+// many per second as it read them: the floor of its reads, file by file.
 //
 // Usage: memcg-cost --port P --pid PID [--seconds 60] [--scrape-every 15] [--bare ROOT] [--watchdog S]
 // (--watchdog: the exporter's systemd WatchdogSec when its environment
