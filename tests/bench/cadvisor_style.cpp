@@ -37,13 +37,11 @@
 #include <unordered_map>
 #include <vector>
 
-namespace {
+#include "tests/bench/thread_cpu.h"
 
-double thread_cpu() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
+using memcg::bench::thread_cpu_seconds;
+
+namespace {
 
 struct Round {
   uint64_t files = 0, dirs = 0, failed = 0;
@@ -189,9 +187,9 @@ int main(int argc, char** argv) {
   double cpu = 0;
   for (int i = 0; i < rounds; ++i) {
     std::this_thread::sleep_until(t0 + std::chrono::duration<double>(i * interval));
-    const double c0 = thread_cpu();
+    const double c0 = thread_cpu_seconds();
     for (const std::string& cg : cgroups) sink = sink + stat_memory(root, cg, buf, r);
-    cpu += thread_cpu() - c0;
+    cpu += thread_cpu_seconds() - c0;
   }
   close(root);
   const double n = static_cast<double>(cgroups.size());

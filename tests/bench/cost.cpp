@@ -46,15 +46,12 @@
 
 #include "base/parse/flat_keyed.h"
 #include "base/parse/stat_keys.h"
+#include "tests/bench/thread_cpu.h"
 #include "tests/vm/http_get.h"
 
-namespace {
+using memcg::bench::thread_cpu_seconds;
 
-double thread_cpu() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
+namespace {
 
 // CPU of every thread of `pid`, in seconds (schedstat: nanoseconds on CPU),
 // split by what the thread is: the collector loop (the main thread), the web
@@ -249,10 +246,10 @@ class PacedFiles {
   // One second's share of every file's reads.
   void tick(std::string& buf) {
     for (auto& f : files_) {
-      const double c0 = thread_cpu();
+      const double c0 = thread_cpu_seconds();
       for (f.owed += f.rate; f.owed >= 1; f.owed -= 1, ++f.reads)
         (void)!pread(f.fds[f.next++ % f.fds.size()], buf.data(), buf.size(), 0);
-      f.cpu += thread_cpu() - c0;
+      f.cpu += thread_cpu_seconds() - c0;
     }
   }
   void results(std::map<std::string, double>& us) const {
@@ -334,6 +331,20 @@ struct BareFiles {
   BareFiles& operator=(const BareFiles&) = delete;
 };
 
+// A bare re-read: one pread of memory.stat on a kept fd and the exporter's
+// own parser (its buffer serves the other bare preads too).
+struct StatReader {
+  std::string text = std::string(64 * 1024, '\0');
+  memcg::parse::LayoutCache layout;
+  memcg::parse::StatValues values;
+  void operator()(int fd) {
+    const ssize_t got = pread(fd, text.data(), text.size(), 0);
+    if (got > 0)
+      (void)memcg::parse::parse_flat_keyed({text.data(), static_cast<size_t>(got)}, memcg::parse::stat_key_table(), layout,
+                                           values.out());
+  }
+};
+
 Bare measure_bare(const std::string& root, pid_t pid, double window, double reads,
                   const std::map<std::string, double>& file_rates, double watchdog) {
   Bare b;
@@ -342,15 +353,8 @@ Bare measure_bare(const std::string& root, pid_t pid, double window, double read
   const std::vector<int>&fds = files.current, &stats = files.stat, &pressures = files.pressure, &peaks = files.peak;
   b.n = fds.size();
   char buf[64];
-  std::string text(64 * 1024, '\0');
-  memcg::parse::LayoutCache layout;
-  memcg::parse::StatValues values;
-  auto read_stat = [&](int fd) {
-    const ssize_t got = pread(fd, text.data(), text.size(), 0);
-    if (got > 0)
-      (void)memcg::parse::parse_flat_keyed({text.data(), static_cast<size_t>(got)}, memcg::parse::stat_key_table(), layout,
-                                           values.out());
-  };
+  StatReader read_stat;
+  std::string& text = read_stat.text;
   // The re-read floor, paced like the daemon: as many memory.stat reads
   // per second as it made in its window, round-robin over every cgroup,
   // with the same workload running, so that floor and daemon meet the
@@ -370,12 +374,12 @@ Bare measure_bare(const std::string& root, pid_t pid, double window, double read
     for (int tick = 0; tick < ticks; ++tick) {
       std::this_thread::sleep_until(b0 + std::chrono::seconds(tick));
       stop.before_tick(tick);
-      const double c0 = thread_cpu();
+      const double c0 = thread_cpu_seconds();
       for (int fd : fds) (void)!pread(fd, buf, sizeof buf, 0);
-      const double c1 = thread_cpu();
+      const double c1 = thread_cpu_seconds();
       uint64_t now_reads = 0;
       for (owed += stat_rate; owed >= 1; owed -= 1, ++now_reads) read_stat(stats[next++ % stats.size()]);
-      const double c2 = thread_cpu();
+      const double c2 = thread_cpu_seconds();
       for (uint64_t i = 0; i < now_reads; ++i, ++next_trio) {
         read_stat(stats[next_trio % stats.size()]);
         if (!pressures.empty()) (void)!pread(pressures[next_trio % pressures.size()], text.data(), text.size(), 0);
@@ -384,7 +388,7 @@ Bare measure_bare(const std::string& root, pid_t pid, double window, double read
       stat_reads += now_reads;
       cpu += c1 - c0;
       stat_cpu += c2 - c1;
-      trio_cpu += thread_cpu() - c2;
+      trio_cpu += thread_cpu_seconds() - c2;
       others.tick(text);
       stop.after_tick(tick);
     }

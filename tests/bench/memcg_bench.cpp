@@ -48,6 +48,7 @@
 #include "plugin/cgroupfs/rlimit.h"
 #include "plugin/cgroup_files.h"
 #include "plugin/collector.h"
+#include "tests/bench/thread_cpu.h"
 #include "tests/fixtures/kubernetes.h"
 #include "tests/fixtures/tree.h"
 #include "tests/unit/alloc_counter.h"
@@ -55,13 +56,9 @@
 using namespace memcg;
 using namespace std::chrono_literals;
 
-namespace {
+using memcg::bench::thread_cpu_seconds;
 
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
+namespace {
 
 double rss_mib() {
   std::ifstream in("/proc/self/status");

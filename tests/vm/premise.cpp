@@ -26,6 +26,9 @@
 
 #include "base/parse/flat_keyed.h"
 #include "base/parse/stat_keys.h"
+#include "tests/bench/thread_cpu.h"
+
+using memcg::bench::thread_cpu_seconds;
 
 namespace {
 
@@ -39,12 +42,6 @@ struct Options {
 struct Cgroup {
   int current = -1, stat = -1;
 };
-
-double cpu_now() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 // Hits of the kprobe so far (kprobe_profile: "  NAME  HITS  MISSES"); -1 if none.
 long kprobe_hits(const std::string& name) {
@@ -90,12 +87,12 @@ void measure(const Options& o, const char* set, const std::vector<Cgroup>& cgs) 
   for (int p = 0; p < o.passes; ++p) {
     const auto next = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.interval);
     for (const Cgroup& c : cgs) {
-      const double t0 = cpu_now();
+      const double t0 = thread_cpu_seconds();
       if (pread(c.current, buf, sizeof buf, 0) < 0) perror("pread memory.current");
-      const double t1 = cpu_now();
+      const double t1 = thread_cpu_seconds();
       const ssize_t n = pread(c.stat, buf, sizeof buf, 0);
       if (n > 0) memcg::parse::parse_flat_keyed({buf, static_cast<size_t>(n)}, memcg::parse::stat_key_table(), layout, values.out());
-      const double t2 = cpu_now();
+      const double t2 = thread_cpu_seconds();
       cur_cpu += t1 - t0;
       stat_cpu += t2 - t1;
       ++reads;
