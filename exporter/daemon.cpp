@@ -29,6 +29,12 @@ namespace memcg::exporter {
 namespace {
 
 
+// How long a reader waits for the pass thread to build the snapshot it
+// asked for: between passes it takes a wake-up and a copy of every cgroup's
+// view (milliseconds); during a pass, the rest of the pass. A pass stuck in
+// the kernel costs a scrape this much, then it is served the last snapshot.
+constexpr Duration kSnapshotPatience = std::chrono::seconds(2);
+
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -40,7 +46,10 @@ class Backend final : public WebBackend {
       : collector_(c), clock_(clock), config_(std::make_shared<const config::Config>(std::move(cfg))),
         last_progress_(clock.now().time_since_epoch().count()) {}
 
-  std::shared_ptr<const Snapshot> snapshot() const override { return collector_.latest(); }
+  // The collector builds snapshots on demand (plugin/publication.h): a
+  // reader waits for the build at most a pass's worth of time.
+  std::shared_ptr<const Snapshot> snapshot() const override { return collector_.current(kSnapshotPatience); }
+  std::shared_ptr<const Snapshot> latest_snapshot() const override { return collector_.latest(); }
   std::shared_ptr<const config::Config> config() const override {
     std::lock_guard lock(config_mu_);
     return config_;
@@ -76,13 +85,13 @@ class Backend final : public WebBackend {
   std::atomic<Duration::rep> last_progress_;
 };
 
-std::string status_line(const PassReport& r, const Snapshot& s, Duration interval) {
+std::string status_line(const PassReport& r, Duration interval) {
   const uint64_t probes = r.reads + r.skips;
   char buf[160];
-  std::snprintf(buf, sizeof buf, "cgroups=%zu reads/s=%.1f skip_ratio=%.2f pass=%.1fms", s.cgroups.size(),
+  std::snprintf(buf, sizeof buf, "cgroups=%zu reads/s=%.1f skip_ratio=%.2f pass=%.1fms", r.cgroups,
                 static_cast<double>(r.reads) / to_seconds(interval),
                 probes ? static_cast<double>(r.skips) / static_cast<double>(probes) : 0.0,
-                to_seconds(s.pass_duration) * 1e3);
+                to_seconds(r.duration) * 1e3);
   return buf;
 }
 
@@ -183,6 +192,7 @@ void reload(const Options& opts, Collector& collector, Backend& backend, PassSch
 // signalfd) and the collector's set of event files.
 struct WaitFds {
   int signals = -1;
+  int wanted = -1;  // a reader asks for a snapshot (Collector::wanted_fd)
   int events = -1;
 };
 
@@ -205,11 +215,11 @@ bool wait_for_next_pass(const WaitFds& fds, const Options& opts, Clock& clock, P
     TimePoint until = schedule.wake_at();
     if (fds.events >= 0 && !watch) until = std::min(until, schedule.events_watched_at());
     const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(until - now);
-    pollfd pfd[2] = {{fds.signals, POLLIN, 0}, {fds.events, POLLIN, 0}};
+    pollfd pfd[3] = {{fds.signals, POLLIN, 0}, {fds.wanted, POLLIN, 0}, {fds.events, POLLIN, 0}};
     int ready = 0;
     if (wait.count() > 0) {
       const timespec ts{static_cast<time_t>(wait.count() / 1'000'000'000), static_cast<long>(wait.count() % 1'000'000'000)};
-      ready = ::ppoll(pfd, watch ? 2 : 1, &ts, nullptr);
+      ready = ::ppoll(pfd, watch ? 3 : 2, &ts, nullptr);  // a negative fd (wanted) is skipped
     }
     const int sig = ready > 0 && (pfd[0].revents & POLLIN) ? take_signal(fds.signals) : 0;
     if (sig == SIGTERM || sig == SIGINT) return false;
@@ -219,7 +229,11 @@ bool wait_for_next_pass(const WaitFds& fds, const Options& opts, Clock& clock, P
       notifier.ready("configuration reloaded");
       continue;
     }
-    if (ready > 0 && watch && (pfd[1].revents & POLLIN)) {
+    if (ready > 0 && (pfd[1].revents & POLLIN)) {
+      collector.serve_wanted();
+      continue;
+    }
+    if (ready > 0 && watch && (pfd[2].revents & POLLIN)) {
       schedule.event_woken(clock.now());
       collector.run_event_pass();
       continue;
@@ -251,14 +265,13 @@ class PassAftermath {
                  " times so far): the next one starts at once rather than catching up");
     last_behind_ = schedule_.fell_behind();
     backend_.status().pass_overruns.store(last_behind_);
-    const auto snap = collector_.latest();
     const bool ping = schedule_.ping_due(now), say = schedule_.status_due(now) || !announced_;
     if (ping) schedule_.pinged(now);
     if (say) schedule_.status_sent(now);
     const std::string status = say || log_enabled(LogLevel::debug)
-                                   ? status_line(report, *snap, collector_.config().collector.probe_interval)
+                                   ? status_line(report, collector_.config().collector.probe_interval)
                                    : std::string();
-    if (!status.empty()) log_debug("pass " + std::to_string(snap->pass) + ": " + status);
+    if (!status.empty()) log_debug("pass " + std::to_string(report.pass) + ": " + status);
     if (announced_) {
       notifier_.after_pass(ping, say ? status : std::string());
       return;
@@ -267,6 +280,7 @@ class PassAftermath {
     schedule_.pinged(now);
     notifier_.ready(status);
     announced_ = true;
+    const auto snap = collector_.latest();  // the first pass's: always built
     log_info("ready: first pass collected " + std::to_string(snap->cgroups.size()) + " cgroups");
     if (snap->kernel && snap->kernel->has("memory_peak_fd_reset") && snap->peak_reset_cgroups == 0 && !snap->cgroups.empty())
       log_info("memory.peak can be reset per open file on this kernel but not by this process (no write access: an "
@@ -321,6 +335,8 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
     log_notice("web.max_open_connections lowered from " + std::to_string(cfg.web.max_open_connections) + " to " +
                std::to_string(web.max_open_connections) + " to fit RLIMIT_NOFILE " + std::to_string(fds.soft));
   Collector collector(root, cfg, clock);
+  if (!collector.publish_on_demand())
+    log_notice(std::string("eventfd: ") + std::strerror(errno) + ": a snapshot is built after every pass instead of per scrape");
   collector.set_kernel(probe_kernel(root));
   // The cgroups get what the rest of the daemon cannot need; the web server's
   // share follows its configuration, which a reload does not change.
@@ -346,7 +362,7 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
   do {
     const PassReport report = collector.run_pass();
     after_pass(report, clock.now());
-  } while (wait_for_next_pass({signals.get(), collector.events_fd()}, opts, clock, schedule, notifier, collector, backend,
+  } while (wait_for_next_pass({signals.get(), collector.wanted_fd(), collector.events_fd()}, opts, clock, schedule, notifier, collector, backend,
                               *http));
   notifier.stopping();
   log_info("shutting down");

@@ -19,15 +19,19 @@ runtime::SourcesConfig sources_config(const config::Config& c) {
           .containerd_namespaces = cc.containerd_namespaces};
 }
 
+std::shared_ptr<const Snapshot> empty_snapshot(const std::string& root) {
+  auto empty = std::make_shared<Snapshot>();
+  empty->root = root;
+  return empty;
+}
+
 }  // namespace
 
 Collector::Collector(std::string root, config::Config config, Clock& clock, cgroupfs::FileIo& io)
-    : root_(std::move(root)), config_(std::move(config)), clock_(clock), io_(io), reader_(root_, clock_, io_, counters_) {
+    : root_(std::move(root)), config_(std::move(config)), clock_(clock), io_(io), reader_(root_, clock_, io_, counters_),
+      publication_(empty_snapshot(root_)) {
   table_.set_io(io_);
   identity_.configure(sources_config(config_));
-  auto empty = std::make_shared<Snapshot>();
-  empty->root = root_;
-  latest_ = std::move(empty);
 }
 
 Collector::~Collector() = default;
@@ -195,6 +199,9 @@ PassReport Collector::run_pass() {
   report.limited = table_.limited();
   report.left_out = table_.left_out();
   publish(now, cpu3);
+  report.pass = last_pass_.number;
+  report.cgroups = entries.size();
+  report.duration = last_pass_.duration;
   return report;
 }
 
@@ -236,12 +243,14 @@ bool Collector::run_event_pass() {
     table_.erase_gone(report);
     bury_departed(now);
   }
-  counters_.probe_cpu += clock_.thread_cpu() - cpu0;
-  // An OOM kill is published at once; counters that only moved (high, max,
-  // low, swap events) wait for the next pass, so a cgroup held at
-  // memory.high, flagged every 10 ms, costs a read, not a snapshot.
+  const Duration cpu1 = clock_.thread_cpu();
+  counters_.probe_cpu += cpu1 - cpu0;
+  // An OOM kill is published at once (on demand: owed to the next reader);
+  // counters that only moved (high, max, low, swap events) wait for the
+  // next pass, so a cgroup held at memory.high, flagged every 10 ms, costs a
+  // read, not a snapshot.
   if (!kill && !gone) return false;
-  republish();
+  if (publication_.build_now()) build_snapshot(cpu1);
   return true;
 }
 
@@ -328,7 +337,7 @@ std::shared_ptr<const Roster> Collector::shared_roster() {
 // Everything a snapshot shows but the pass's own timing.
 void Collector::fill(Snapshot& snap) {
   snap.publication = ++publications_;
-  snap.taken_at_wall = clock_.wall();
+  snap.taken_at_wall = last_pass_.ended_wall;
   snap.last_rescan_wall = last_good_rescan_wall_;
   snap.root_ok = table_.root_ok();
   snap.root = root_;
@@ -373,46 +382,34 @@ void Collector::fill(Snapshot& snap) {
 }
 
 void Collector::publish(TimePoint started, Duration probe_from) {
+  last_pass_ = {++passes_, started, clock_.now() - started, clock_.wall()};
+  counters_.pass_seconds.observe(to_seconds(last_pass_.duration));
+  // The probe phase runs to here: dropping the gone is the pass's own work
+  // too (left out, it was part of the "rest" of process_cpu_seconds_total
+  // the phases should explain).
+  const Duration cpu = clock_.thread_cpu();
+  counters_.probe_cpu += cpu - probe_from;
+  if (publication_.build_now()) build_snapshot(cpu);
+}
+
+void Collector::serve_wanted() {
+  if (publication_.take_request()) build_snapshot(clock_.thread_cpu());
+}
+
+void Collector::build_snapshot(Duration cpu0) {
   auto snap = std::make_shared<Snapshot>();
-  snap->pass = ++passes_;
-  snap->taken_at = started;
+  snap->pass = last_pass_.number;
+  snap->taken_at = last_pass_.started;
+  snap->pass_duration = last_pass_.duration;
   fill(*snap);
-  snap->pass_duration = clock_.now() - started;
-  counters_.pass_seconds.observe(to_seconds(snap->pass_duration));
-  snap->pass_seconds = counters_.pass_seconds;
-  // The probe phase runs to here: dropping the gone and building a snapshot
-  // of every cgroup are the pass's own work too (left out, they were part
-  // of the "rest" of process_cpu_seconds_total the phases should explain).
+  // A copy of every cgroup's view: probe work, as the pass's own phases are.
   const Duration built = clock_.thread_cpu();
-  counters_.probe_cpu += built - probe_from;
+  counters_.probe_cpu += built - cpu0;
   snap->probe_cpu = counters_.probe_cpu;
-  store(std::move(snap));
+  publication_.store(std::move(snap));
   // The previous snapshot was released in store(), outside the lock; that
   // is probe work as well, counted in the next snapshot.
   counters_.probe_cpu += clock_.thread_cpu() - built;
-}
-
-// After an event wake-up: the last pass's snapshot with the event counters
-// (and the cgroups gone, the tombstones) as they are now.
-void Collector::republish() {
-  const Duration cpu0 = clock_.thread_cpu();
-  const std::shared_ptr<const Snapshot> prev = latest();
-  auto snap = std::make_shared<Snapshot>();
-  snap->pass = prev->pass;
-  snap->taken_at = prev->taken_at;
-  snap->pass_duration = prev->pass_duration;
-  fill(*snap);
-  snap->probe_cpu = counters_.probe_cpu;
-  store(std::move(snap));
-  counters_.probe_cpu += clock_.thread_cpu() - cpu0;
-}
-
-void Collector::store(std::shared_ptr<const Snapshot> next) {
-  {
-    std::lock_guard lock(latest_mu_);
-    latest_.swap(next);
-  }
-  next.reset();  // the previous snapshot, released outside the lock
 }
 
 }  // namespace memcg

@@ -3,7 +3,8 @@
 // (cache/): discovery every rescan_interval, cheap probes of every cgroup,
 // pending-change propagation, the flush decision (and read budget),
 // memory.stat reads, and publication of an immutable Snapshot. All cgroupfs
-// I/O happens on the thread that calls run_pass(); readers only call latest().
+// I/O happens on the thread that calls run_pass(); readers only call latest()
+// or current().
 #pragma once
 
 #include <atomic>
@@ -21,6 +22,7 @@
 #include "plugin/cgroupfs/file_io.h"
 #include "plugin/clock.h"
 #include "plugin/pass_report.h"
+#include "plugin/publication.h"
 #include "plugin/runtime/identity_sources.h"
 #include "plugin/snapshot.h"
 #include "plugin/tombstones.h"
@@ -40,11 +42,12 @@ class Collector {
   // Between passes, when events_fd() is readable: reads the event files
   // the kernel flagged (memory.events, .local, swap.events) of each cgroup,
   // drops cgroups found gone (into tombstones) and, if the OOM killer ran
-  // (or a cgroup went), publishes a snapshot with the new counters, so an
-  // OOM kill is served within milliseconds of the kernel counting it,
-  // whatever probe_interval is; other changes are published by the next
-  // pass, which also reads memory.stat of the cgroups whose notable events
-  // moved, as if its own probe had seen them. True if it published.
+  // (or a cgroup went), publishes a snapshot with the new counters (on
+  // demand: owes it to the next reader), so an OOM kill is served within
+  // milliseconds of the kernel counting it, whatever probe_interval is;
+  // other changes are published by the next pass, which also reads
+  // memory.stat of the cgroups whose notable events moved, as if its own
+  // probe had seen them. True if it published or owes a snapshot.
   bool run_event_pass();
   // Readable when the kernel flagged an event file of a collected cgroup;
   // -1 without an epoll set.
@@ -52,10 +55,19 @@ class Collector {
 
   // The latest published snapshot (an empty one with pass == 0 before the
   // first pass). Safe from any thread; never blocks the collector.
-  std::shared_ptr<const Snapshot> latest() const noexcept {
-    std::lock_guard lock(latest_mu_);
-    return latest_;
-  }
+  std::shared_ptr<const Snapshot> latest() const { return publication_.latest(); }
+
+  // Snapshots on demand (publication.h), for a daemon whose readers come
+  // less often than its passes; from the pass thread, before the first pass.
+  // False (every pass publishes) when the wake-up descriptor cannot be made.
+  bool publish_on_demand() { return publication_.set_on_demand(); }
+  // Any thread: the state as of the last pass, built for this reader if owed
+  // (waits at most `patience` for the pass thread, then the latest).
+  std::shared_ptr<const Snapshot> current(Duration patience) { return publication_.current(patience); }
+  // Readable when a reader waits for a snapshot (-1 unless on demand); the
+  // pass thread then calls serve_wanted() between passes.
+  int wanted_fd() const noexcept { return publication_.wanted_fd(); }
+  void serve_wanted();
 
   // Takes effect on the next pass, which rescans: new discovery filters apply,
   // every cgroup gets the settings of its (new) matching rule, and cached state
@@ -91,8 +103,10 @@ class Collector {
                   PassReport& report);
   void decide(TimePoint now, PassReport& report);  // probes taken: which cgroups want a read -> wanted_
   void read_wanted(TimePoint now, PassReport& report);
-  void publish(TimePoint started, Duration probe_from);
-  void republish();
+  void publish(TimePoint started, Duration probe_from);  // a pass ended: build a snapshot, or owe one
+  // Of the table as of last_pass_, stored for the readers; its CPU from
+  // `cpu0` (the caller's last reading) counts as probe work.
+  void build_snapshot(Duration cpu0);
   void fill(Snapshot& snap);
   void store(std::shared_ptr<const Snapshot> next);
   void bury_departed(TimePoint now);  // the table's dropped cgroups -> tombstones_; expiry
@@ -114,6 +128,12 @@ class Collector {
   WallTime pass_wall_{};  // the wall clock at the pass's start: timestamps of its reads derive from it
   WallTime last_good_rescan_wall_{};  // the last rescan that could read the root
   uint64_t passes_ = 0;
+  struct PassMeta {
+    uint64_t number = 0;
+    TimePoint started{};
+    Duration duration{0};
+    WallTime ended_wall{};
+  } last_pass_;  // what a snapshot built after the pass says of it
   uint64_t publications_ = 0;
   Tombstones tombstones_;
 
@@ -136,11 +156,7 @@ class Collector {
   uint64_t roster_generation_ = 0;
   runtime::IdentitySources identity_;  // hook records and Engine APIs, bound to their cgroups
 
-  // A mutex held only to copy or swap the pointer (tens of nanoseconds), not
-  // std::atomic<shared_ptr>: libstdc++ 12 implements that with a lock bit
-  // ThreadSanitizer cannot see, and the TSan run is how races get caught here.
-  mutable std::mutex latest_mu_;
-  std::shared_ptr<const Snapshot> latest_;
+  Publication publication_;
 };
 
 }  // namespace memcg

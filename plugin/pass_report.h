@@ -27,6 +27,9 @@ struct LeftOut {
 };
 
 struct PassReport {
+  uint64_t pass = 0;        // its number (Snapshot::pass of a snapshot built after it)
+  size_t cgroups = 0;       // collected at its end
+  Duration duration{0};     // from its start to its end (Snapshot::pass_duration)
   bool rescanned = false;
   bool walk_skipped = false;     // the rescan trusted cgroup.stat's count and did not walk
   bool root_ok = true;           // false: the root could not be opened at the last rescan

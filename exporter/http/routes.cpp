@@ -81,7 +81,7 @@ class MetricsEndpoint final : public Route {
     r.body = body.bytes;
     if (body.gzip) r.encoding = "gzip";
     r.after_sent = [this, t0, cpu0] {
-      cache_.drop_before(b_.snapshot()->publication);  // superseded while we sent it: free it now
+      cache_.drop_before(b_.latest_snapshot()->publication);  // superseded while we sent it: free it now
       release_freed_memory();
       b_.status().last_scrape_seconds.store(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       const int64_t ns = thread_cpu_ns() - cpu0;

@@ -15,6 +15,9 @@ class WebBackend {
  public:
   virtual ~WebBackend() = default;
   virtual std::shared_ptr<const Snapshot> snapshot() const = 0;
+  // The last snapshot built, without asking for a newer one (snapshot() may
+  // have one built): for bookkeeping after a response.
+  virtual std::shared_ptr<const Snapshot> latest_snapshot() const { return snapshot(); }
   virtual std::shared_ptr<const config::Config> config() const = 0;
   virtual DaemonStatus& status() = 0;
   virtual TimePoint now() const = 0;
