@@ -37,6 +37,10 @@ struct CgroupEntry {
   cache::WindowMax current_max;  // memory.current as probed, the last minute's highest
   uint64_t pending = 0;
   std::shared_ptr<const StatRecord> record;
+  // record->read_at, kept beside the probe: the flush decision of every
+  // cgroup every pass otherwise touches every record's memory, and under
+  // emulation that cost as much as the probes' own work (perf).
+  TimePoint read_at{};
   std::array<uint64_t, cache::kReadReasonCount> reads{};
   uint64_t skips = 0;
   Duration read_wall{0}, read_cpu{0};

@@ -118,6 +118,7 @@ void Collector::apply_read(CgroupEntry& e, cache::ReadReason reason, const Cgrou
   }
   e.first_refresh = reason == cache::ReadReason::initial;
   e.record = std::move(r.record);
+  e.read_at = e.record->read_at;
   e.pending = 0;
   e.forced = false;
   ++e.reads[static_cast<size_t>(reason)];
@@ -263,7 +264,7 @@ void Collector::decide(TimePoint now, PassReport& report) {
     if (e.gone) continue;
     e.pending += change_[i];
     cache::FlushInput in;
-    if (e.record) in.last_read = e.record->read_at;
+    if (e.record) in.last_read = e.read_at;
     in.pending = e.pending;
     in.threshold = e.settings->threshold;
     in.max_age = e.settings->max_age;
@@ -279,7 +280,7 @@ void Collector::decide(TimePoint now, PassReport& report) {
     in.forced = e.forced;
     if (auto reason = cache::decide_flush(in, now)) {
       const double urgency = e.settings->threshold ? static_cast<double>(e.pending) / static_cast<double>(e.settings->threshold) : 1.0;
-      wanted_.push_back({static_cast<uint32_t>(i), *reason, urgency, e.record ? now - e.record->read_at : Duration{0}});
+      wanted_.push_back({static_cast<uint32_t>(i), *reason, urgency, e.record ? now - e.read_at : Duration{0}});
     } else {
       count_skip(e, report);
     }
@@ -311,7 +312,7 @@ void Collector::read_wanted(TimePoint now, PassReport& report) {
     count_skip(e, report);
     ++counters_.deferred;
     // Past max_age before the next pass: the bound is broken, and counted.
-    if (e.record && now - e.record->read_at + config_.collector.probe_interval > e.settings->max_age) {
+    if (e.record && now - e.read_at + config_.collector.probe_interval > e.settings->max_age) {
       ++e.max_age_violations;
       ++report.max_age_violations;
     }
