@@ -64,16 +64,42 @@ bool deflate_head(std::string_view in, DeflatedHead& out) {
   return ok;
 }
 
-bool gzip_join(const DeflatedHead& head, std::string_view tail, std::string& out) {
-  const Compressor c = compressor();
-  if (!c) return false;
+DeflateWorkspace::DeflateWorkspace() : compressor_(libdeflate_alloc_compressor(1)) {}
+
+DeflateWorkspace::~DeflateWorkspace() {
+  libdeflate_free_compressor(compressor_);
+  std::free(buf_);
+}
+
+std::string_view DeflateWorkspace::deflate(std::string_view in) {
+  if (!compressor_) return {};
+  const size_t bound = libdeflate_deflate_compress_bound(compressor_, in.size());
+  if (bound > cap_) {
+    // Uninitialised, as scratch() above: only the pages written are touched.
+    std::free(buf_);
+    buf_ = static_cast<char*>(std::malloc(bound));
+    cap_ = buf_ ? bound : 0;
+    if (!buf_) return {};
+  }
+  const size_t n = libdeflate_deflate_compress(compressor_, in.data(), in.size(), buf_, cap_);
+  return {buf_, n};
+}
+
+void DeflateWorkspace::shrink(size_t keep) noexcept {
+  if (cap_ <= keep) return;
+  std::free(buf_);
+  buf_ = nullptr;
+  cap_ = 0;
+}
+
+bool gzip_join(const DeflatedHead& head, std::string_view tail, std::string& out, DeflateWorkspace* ws) {
+  std::unique_ptr<DeflateWorkspace> own;
+  if (!ws) ws = (own = std::make_unique<DeflateWorkspace>()).get();
   static constexpr unsigned char kHeader[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};  // deflate, no name, Unix
-  const size_t bound = libdeflate_deflate_compress_bound(c.get(), tail.size());
-  const auto buf = scratch(bound);
-  const size_t n = buf ? libdeflate_deflate_compress(c.get(), tail.data(), tail.size(), buf.get(), bound) : 0;
-  if (n == 0) return false;
-  out.reserve(out.size() + sizeof kHeader + head.deflate.size() + n + 8);
-  out.append(reinterpret_cast<const char*>(kHeader), sizeof kHeader).append(head.deflate).append(buf.get(), n);
+  const std::string_view blocks = ws->deflate(tail);
+  if (blocks.empty()) return false;
+  out.reserve(out.size() + sizeof kHeader + head.deflate.size() + blocks.size() + 8);
+  out.append(reinterpret_cast<const char*>(kHeader), sizeof kHeader).append(head.deflate).append(blocks);
   const uint32_t crc = libdeflate_crc32(head.crc, tail.data(), tail.size());  // continues the head's CRC
   const auto length = static_cast<uint32_t>(head.length + tail.size());       // ISIZE: modulo 2^32
   for (uint32_t v : {crc, length})

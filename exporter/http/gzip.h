@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+struct libdeflate_compressor;
+
 namespace memcg::exporter {
 
 // Appends the gzip encoding of `in` to `out` (one member, readable by any
@@ -26,9 +28,32 @@ struct DeflatedHead {
   uint64_t length = 0;
 };
 bool deflate_head(std::string_view in, DeflatedHead& out);
+
+// What compressing a tail needs, kept between scrapes by their one caller
+// (the scrape cache, under its lock): a compressor and its output buffer
+// allocated anew for every scrape were fresh pages the kernel faulted in
+// and zeroed each time (docs/performance.md). Not thread-safe.
+class DeflateWorkspace {
+ public:
+  DeflateWorkspace();
+  ~DeflateWorkspace();
+  DeflateWorkspace(const DeflateWorkspace&) = delete;
+  DeflateWorkspace& operator=(const DeflateWorkspace&) = delete;
+  // Compresses `in` into raw deflate blocks, the last one final; empty on
+  // failure (no memory). Valid until the next call.
+  std::string_view deflate(std::string_view in);
+  // Gives back an output buffer larger than `keep` bytes.
+  void shrink(size_t keep) noexcept;
+
+ private:
+  ::libdeflate_compressor* compressor_ = nullptr;
+  char* buf_ = nullptr;
+  size_t cap_ = 0;
+};
+
 // Appends header, head, the tail's deflate blocks (the last one final) and
-// the trailer to `out`.
-bool gzip_join(const DeflatedHead& head, std::string_view tail, std::string& out);
+// the trailer to `out`; `ws` compresses the tail (a new one per call when null).
+bool gzip_join(const DeflatedHead& head, std::string_view tail, std::string& out, DeflateWorkspace* ws = nullptr);
 
 // True when an Accept-Encoding header value allows gzip (q=0 refuses it).
 bool accepts_gzip(std::string_view accept_encoding) noexcept;

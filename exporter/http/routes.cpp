@@ -82,7 +82,7 @@ class MetricsEndpoint final : public Route {
     if (body.gzip) r.encoding = "gzip";
     r.after_sent = [this, t0, cpu0] {
       cache_.drop_before(b_.latest_snapshot()->publication);  // superseded while we sent it: free it now
-      release_freed_memory();
+      if (cache_.take_trim_due()) release_freed_memory();
       b_.status().last_scrape_seconds.store(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       const int64_t ns = thread_cpu_ns() - cpu0;
       b_.status().scrape_cpu.ns.fetch_add(static_cast<uint64_t>(std::max<int64_t>(ns, 0)), std::memory_order_relaxed);

@@ -1,5 +1,7 @@
 #include "exporter/http/scrape_cache.h"
 
+#include <utility>
+
 namespace memcg::exporter {
 
 bool ScrapeCache::HeadSource::same_as(const Snapshot& snap, const void* cfg) const {
@@ -25,6 +27,7 @@ ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, con
   if (!gzip && text_) return {text_, false};
   ++counts_.renders;
   if (!gzip) {
+    trim_due_ = true;  // the whole text, a new buffer each time
     auto t = std::make_shared<std::string>();
     t->reserve(last_size_ * 3 / 2);
     render.identity(*t);
@@ -47,7 +50,7 @@ ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, con
   render.values(values);
   last_size_ = values.size();
   auto z = std::make_shared<std::string>();
-  const bool zipped = head_ && gzip_join(*head_, values, *z);
+  const bool zipped = head_ && gzip_join(*head_, values, *z, &deflate_);
   std::shared_ptr<const std::string> text;
   if (!zipped) {  // no memory: serve it plain
     auto t = std::make_shared<std::string>();
@@ -55,8 +58,15 @@ ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, con
     t->append(values);
     text = std::move(t);
   }
-  if (values.capacity() > kKeptValuesBytes) values = std::string();
-  if (!zipped) return {text_ = std::move(text), false};
+  if (values.capacity() > kKeptValuesBytes) {
+    values = std::string();
+    deflate_.shrink(kKeptValuesBytes + kKeptValuesBytes / 8);
+    trim_due_ = true;
+  }
+  if (!zipped) {
+    trim_due_ = true;
+    return {text_ = std::move(text), false};
+  }
   ++counts_.compressions;
   return {gzip_ = std::move(z), true};
 }
@@ -66,6 +76,11 @@ void ScrapeCache::drop_before(uint64_t pass) {
   if (key_.pass >= pass) return;
   text_.reset();
   gzip_.reset();
+}
+
+bool ScrapeCache::take_trim_due() {
+  std::lock_guard lock(mu_);
+  return std::exchange(trim_due_, false);
 }
 
 ScrapeCache::Counts ScrapeCache::counts() const {

@@ -54,6 +54,14 @@ class ScrapeCache {
   // not kept until the next scrape.
   void drop_before(uint64_t pass);
 
+  // Whether the last build freed or made something large (a values buffer
+  // given back, a text body) whose pages are worth returning to the kernel
+  // after the response (release_freed_memory); cleared by the call. The
+  // buffers a gzip scrape of a tree of up to ~5,000 cgroups needs are kept
+  // instead: returned after every scrape, they were faulted in again by the
+  // next one, ~500 page faults a scrape at 1,000 cgroups.
+  bool take_trim_due();
+
   // Renders, compressions and reused heads so far (tests, benchmarks).
   struct Counts {
     uint64_t renders = 0, compressions = 0, heads_reused = 0;
@@ -85,6 +93,8 @@ class ScrapeCache {
   // scrape, so the resident size stays bounded.
   std::string values_;
   static constexpr size_t kKeptValuesBytes = 8u << 20;
+  DeflateWorkspace deflate_;  // its output buffer kept up to about kKeptValuesBytes, as values_
+  bool trim_due_ = false;
 };
 
 }  // namespace memcg::exporter

@@ -154,6 +154,19 @@ TEST(ScrapeCache, NewSnapshotOrConfigurationRendersAgainAndOldBodiesAreDropped) 
   EXPECT_EQ(n.values.load(), 4) << "dropped, built again";
 }
 
+TEST(ScrapeCache, OnlyLargeBodiesAskForTheirPagesToBeReturned) {
+  // A gzip scrape keeps its buffers for the next one (returned, they were
+  // faulted in again every scrape); a text body is new every time.
+  ScrapeCache cache;
+  const Snapshot snap = snapshot(100, 1);
+  Counting n;
+  (void)cache.get(snap, {1, nullptr}, true, n.render(snap));
+  EXPECT_FALSE(cache.take_trim_due());
+  (void)cache.get(snap, {1, nullptr}, false, n.render(snap));
+  EXPECT_TRUE(cache.take_trim_due());
+  EXPECT_FALSE(cache.take_trim_due()) << "cleared by the call";
+}
+
 TEST(Gzip, RoundTripsThroughZlibAndHonoursQZero) {
   std::string text;
   for (int i = 0; i < 2000; ++i) text += "memcg_memory_current_bytes{cgroup_id=\"" + std::to_string(i * 7919) + "\"} " + std::to_string(i * 104729) + "\n";
@@ -183,6 +196,14 @@ TEST(Gzip, RoundTripsThroughZlibAndHonoursQZero) {
   EXPECT_EQ(gunzip(joined), text + noise);
   ASSERT_TRUE(gzip_join(head, "", joined = {}));
   EXPECT_EQ(gunzip(joined), text);
+  // One workspace for every tail, as the scrape cache keeps it: a smaller
+  // tail after a larger one, the noise again after shrinking.
+  DeflateWorkspace ws;
+  for (const std::string* tail : {&noise, &text, &noise}) {
+    ASSERT_TRUE(gzip_join(head, *tail, joined = {}, &ws));
+    EXPECT_EQ(gunzip(joined), text + *tail);
+    ws.shrink(0);
+  }
   EXPECT_TRUE(accepts_gzip("gzip"));
   EXPECT_TRUE(accepts_gzip("deflate, gzip;q=0.5"));
   EXPECT_FALSE(accepts_gzip("gzip;q=0"));
