@@ -86,9 +86,10 @@ CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, TimePoint now, bool host
   }
   // memory.events: every pass, or, when polled, only after the kernel
   // flagged a change (or an event wake-up read it since the last pass).
-  const EventsRead ev = read_events(e, {.events = !e.events_polled || events_flagged, .swap = swap_flagged,
-                                        .oomd = prev.first || fell_by_half(prev.had_current, prev.current, p.current)},
-                                    now, report);
+  const EventFiles which{.events = !e.events_polled || events_flagged, .swap = swap_flagged,
+                         .oomd = prev.first || fell_by_half(prev.had_current, prev.current, p.current)};
+  // Most probes read none of them (polled and not flagged): not even the call.
+  const EventsRead ev = which.events || which.swap || which.oomd ? read_events(e, which, now, report) : EventsRead{};
   if (ev.gone) {
     out.gone = true;
     return out;
