@@ -229,13 +229,16 @@ bool wait_for_next_pass(const WaitFds& fds, const Options& opts, Clock& clock, P
       notifier.ready("configuration reloaded");
       continue;
     }
-    if (ready > 0 && (pfd[1].revents & POLLIN)) {
-      collector.serve_wanted();
-      continue;
-    }
+    // The kernel's flag before a reader's snapshot: a container is often
+    // removed milliseconds after its OOM kill, and its counters are read
+    // only while it exists.
     if (ready > 0 && watch && (pfd[2].revents & POLLIN)) {
       schedule.event_woken(clock.now());
       collector.run_event_pass();
+      continue;
+    }
+    if (ready > 0 && (pfd[1].revents & POLLIN)) {
+      collector.serve_wanted();
       continue;
     }
     const auto after = clock.now();

@@ -199,10 +199,7 @@ PassReport Collector::run_pass() {
   report.root_ok = table_.root_ok();
   report.limited = table_.limited();
   report.left_out = table_.left_out();
-  publish(now, cpu3);
-  report.pass = last_pass_.number;
-  report.cgroups = entries.size();
-  report.duration = last_pass_.duration;
+  publish(now, cpu3, report);
   return report;
 }
 
@@ -382,8 +379,11 @@ void Collector::fill(Snapshot& snap) {
   snap.kernel = kernel_;
 }
 
-void Collector::publish(TimePoint started, Duration probe_from) {
+void Collector::publish(TimePoint started, Duration probe_from, PassReport& report) {
   last_pass_ = {++passes_, started, clock_.now() - started, clock_.wall()};
+  report.pass = last_pass_.number;
+  report.cgroups = table_.entries().size();
+  report.duration = last_pass_.duration;
   counters_.pass_seconds.observe(to_seconds(last_pass_.duration));
   // The probe phase runs to here: dropping the gone is the pass's own work
   // too (left out, it was part of the "rest" of process_cpu_seconds_total

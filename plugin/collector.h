@@ -103,7 +103,9 @@ class Collector {
                   PassReport& report);
   void decide(TimePoint now, PassReport& report);  // probes taken: which cgroups want a read -> wanted_
   void read_wanted(TimePoint now, PassReport& report);
-  void publish(TimePoint started, Duration probe_from);  // a pass ended: build a snapshot, or owe one
+  // A pass ended: its number and timing into `report`, then a snapshot built
+  // or owed.
+  void publish(TimePoint started, Duration probe_from, PassReport& report);
   // Of the table as of last_pass_, stored for the readers; its CPU from
   // `cpu0` (the caller's last reading) counts as probe work.
   void build_snapshot(Duration cpu0);

@@ -18,12 +18,18 @@
 // exporter read (memcg_exporter_file_reads_total), one bare pread each, as
 // many per second as it read them: the floor of its reads, file by file.
 //
-// Usage: memcg-cost --port P --pid PID [--seconds 60] [--scrape-every 15] [--bare ROOT] [--watchdog S]
+// With --wakeups N it finally sleeps N times for a second, as the daemon's
+// collector does between passes, and prints what one sleep and its wake-up
+// cost the sleeping thread: part of the daemon's "other", and none of the
+// bare loop's figure, which is taken between its wake-up and its sleep.
+//
+// Usage: memcg-cost --port P --pid PID [--seconds 60] [--scrape-every 15] [--bare ROOT] [--watchdog S] [--wakeups N]
 // (--watchdog: the exporter's systemd WatchdogSec when its environment
 // cannot be read; see measure_bare)
 // Prints "COST ..." lines and a Markdown table: CPU per cgroup per second by
 // part, and each as a multiple of the bare loop.
 #include <dirent.h>
+#include <poll.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -182,6 +188,7 @@ struct Options {
   double seconds = 60, every = 15;
   std::string bare;
   double watchdog = 0;  // seconds; 0: from the exporter's WATCHDOG_USEC
+  int wakeups = 0;
 };
 
 // false (after saying why) on a usage error.
@@ -194,13 +201,14 @@ bool parse_options(int argc, char** argv, Options& o) {
     else if (k == "--scrape-every") o.every = std::atof(v.c_str());
     else if (k == "--bare") o.bare = v;
     else if (k == "--watchdog") o.watchdog = std::atof(v.c_str());
+    else if (k == "--wakeups") o.wakeups = std::atoi(v.c_str());
     else {
       std::fprintf(stderr, "memcg-cost: unknown option %s\n", k.c_str());
       return false;
     }
   }
   if (o.pid <= 0 || o.every <= 0 || o.seconds < o.every) {
-    std::fprintf(stderr, "usage: memcg-cost --port P --pid PID [--seconds S >= scrape-every] [--scrape-every S] [--bare ROOT] [--watchdog S]\n");
+    std::fprintf(stderr, "usage: memcg-cost --port P --pid PID [--seconds S >= scrape-every] [--scrape-every S] [--bare ROOT] [--watchdog S] [--wakeups N]\n");
     return false;
   }
   return true;
@@ -507,6 +515,27 @@ void print_files(Window& w, const Bare& bare, double whole) {
               w.per(whole) - sum, (w.per(whole) - sum) / bare.us);
 }
 
+// One sleep of a second (ppoll, as the daemon's wait) and the wake-up after
+// it, in microseconds of the sleeping thread's CPU, over `n` sleeps.
+double wakeup_us(int n) {
+  double cpu = 0;
+  for (int i = 0; i < n; ++i) {
+    const double c0 = thread_cpu_seconds();
+    const timespec second{1, 0};
+    (void)ppoll(nullptr, 0, &second, nullptr);
+    cpu += thread_cpu_seconds() - c0;
+  }
+  return n > 0 ? cpu / n * 1e6 : 0;
+}
+
+void print_wakeups(const Window& w, const Bare& bare, int n) {
+  const double us = wakeup_us(n);
+  const double per = us / w.cgroups;  // one sleep a pass, one pass a second
+  std::printf("COST wake-up: a thread's 1 s sleep and its wake-up cost %.1f us of its CPU (%d sleeps) = %.2f us per cgroup "
+              "per second at one pass a second%s\n",
+              us, n, per, bare.us > 0 ? (" = " + std::to_string(per / bare.us).substr(0, 4) + "x the bare loop, inside \"other\"").c_str() : "");
+}
+
 int main(int argc, char** argv) {
   Options o;
   if (!parse_options(argc, argv, o)) return 64;
@@ -544,5 +573,6 @@ int main(int argc, char** argv) {
   const double whole = print_parts(w, bare);
   print_reads(w, bare, whole);
   print_files(w, bare, whole);
+  if (o.wakeups > 0) print_wakeups(w, bare, o.wakeups);
   return 0;
 }
