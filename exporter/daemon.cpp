@@ -47,7 +47,7 @@ class Backend final : public WebBackend {
         last_progress_(clock.now().time_since_epoch().count()) {}
 
   // The collector builds snapshots on demand (plugin/publication.h): a
-  // reader waits for the build at most a pass's worth of time.
+  // reader waits for the build at most kSnapshotPatience.
   std::shared_ptr<const Snapshot> snapshot() const override { return collector_.current(kSnapshotPatience); }
   std::shared_ptr<const Snapshot> latest_snapshot() const override { return collector_.latest(); }
   std::shared_ptr<const config::Config> config() const override {
