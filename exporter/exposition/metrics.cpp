@@ -579,9 +579,9 @@ class TextSink final : public SampleSink {
     out_.push_back('"');
   }
   // A line without a byte to escape (every value line: the cgroup is its
-  // id) is composed on the stack and appended once. Appended piece by piece,
-  // ten appends and pushes a line, it cost as many instructions as the rest
-  // of its rendering (callgrind); the rest take the general path below.
+  // id) is composed on the stack and appended once instead of in ten
+  // appends and pushes: a fifth fewer instructions for a scrape's values
+  // (callgrind); the rest take the general path below.
   class LineWriter {
    public:
     void put(std::string_view s) noexcept {

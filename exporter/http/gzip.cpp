@@ -92,11 +92,9 @@ void DeflateWorkspace::shrink(size_t keep) noexcept {
   cap_ = 0;
 }
 
-bool gzip_join(const DeflatedHead& head, std::string_view tail, std::string& out, DeflateWorkspace* ws) {
-  std::unique_ptr<DeflateWorkspace> own;
-  if (!ws) ws = (own = std::make_unique<DeflateWorkspace>()).get();
+bool gzip_join(const DeflatedHead& head, std::string_view tail, std::string& out, DeflateWorkspace& ws) {
   static constexpr unsigned char kHeader[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};  // deflate, no name, Unix
-  const std::string_view blocks = ws->deflate(tail);
+  const std::string_view blocks = ws.deflate(tail);
   if (blocks.empty()) return false;
   out.reserve(out.size() + sizeof kHeader + head.deflate.size() + blocks.size() + 8);
   out.append(reinterpret_cast<const char*>(kHeader), sizeof kHeader).append(head.deflate).append(blocks);

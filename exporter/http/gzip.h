@@ -52,8 +52,8 @@ class DeflateWorkspace {
 };
 
 // Appends header, head, the tail's deflate blocks (the last one final) and
-// the trailer to `out`; `ws` compresses the tail (a new one per call when null).
-bool gzip_join(const DeflatedHead& head, std::string_view tail, std::string& out, DeflateWorkspace* ws = nullptr);
+// the trailer to `out`; `ws` compresses the tail.
+bool gzip_join(const DeflatedHead& head, std::string_view tail, std::string& out, DeflateWorkspace& ws);
 
 // True when an Accept-Encoding header value allows gzip (q=0 refuses it).
 bool accepts_gzip(std::string_view accept_encoding) noexcept;

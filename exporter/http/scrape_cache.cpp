@@ -50,7 +50,7 @@ ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, con
   render.values(values);
   last_size_ = values.size();
   auto z = std::make_shared<std::string>();
-  const bool zipped = head_ && gzip_join(*head_, values, *z, &deflate_);
+  const bool zipped = head_ && gzip_join(*head_, values, *z, deflate_);
   std::shared_ptr<const std::string> text;
   if (!zipped) {  // no memory: serve it plain
     auto t = std::make_shared<std::string>();

@@ -59,7 +59,8 @@ class ScrapeCache {
   // after the response (release_freed_memory); cleared by the call. The
   // buffers a gzip scrape of a tree of up to ~5,000 cgroups needs are kept
   // instead: returned after every scrape, they were faulted in again by the
-  // next one, ~500 page faults a scrape at 1,000 cgroups.
+  // next one (and the passes between), ~200 page faults a scrape at 1,000
+  // cgroups.
   bool take_trim_due();
 
   // Renders, compressions and reused heads so far (tests, benchmarks).

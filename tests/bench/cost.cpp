@@ -543,8 +543,10 @@ void print_wakeups(const Window& w, const Bare& bare, int n) {
   const double us = wakeup_us(n);
   const double per = us / w.cgroups;  // one sleep a pass, one pass a second
   std::printf("COST wake-up: a thread's 1 s sleep and its wake-up cost %.1f us of its CPU (%d sleeps) = %.2f us per cgroup "
-              "per second at one pass a second%s\n",
-              us, n, per, bare.us > 0 ? (" = " + std::to_string(per / bare.us).substr(0, 4) + "x the bare loop, inside \"other\"").c_str() : "");
+              "per second at one pass a second",
+              us, n, per);
+  if (bare.us > 0) std::printf(" = %.2fx the bare loop, inside \"other\"", per / bare.us);
+  std::printf("\n");
 }
 
 int main(int argc, char** argv) {

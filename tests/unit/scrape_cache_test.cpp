@@ -192,15 +192,15 @@ TEST(Gzip, RoundTripsThroughZlibAndHonoursQZero) {
   DeflatedHead head;
   ASSERT_TRUE(deflate_head(text, head));
   std::string joined;
-  ASSERT_TRUE(gzip_join(head, noise, joined));
+  DeflateWorkspace ws;
+  ASSERT_TRUE(gzip_join(head, noise, joined, ws));
   EXPECT_EQ(gunzip(joined), text + noise);
-  ASSERT_TRUE(gzip_join(head, "", joined = {}));
+  ASSERT_TRUE(gzip_join(head, "", joined = {}, ws));
   EXPECT_EQ(gunzip(joined), text);
   // One workspace for every tail, as the scrape cache keeps it: a smaller
   // tail after a larger one, the noise again after shrinking.
-  DeflateWorkspace ws;
   for (const std::string* tail : {&noise, &text, &noise}) {
-    ASSERT_TRUE(gzip_join(head, *tail, joined = {}, &ws));
+    ASSERT_TRUE(gzip_join(head, *tail, joined = {}, ws));
     EXPECT_EQ(gunzip(joined), text + *tail);
     ws.shrink(0);
   }
