@@ -109,4 +109,13 @@ StatKind stat_kind(size_t index) noexcept {
   return index < std::size(kStatKeys) ? kStatKeys[index].kind : count;
 }
 
+const KeySet& stat_keys_of(StatKind kind) noexcept {
+  static const std::array<KeySet, 3> sets = [] {
+    std::array<KeySet, 3> out;
+    for (size_t i = 0; i < std::size(kStatKeys); ++i) out[static_cast<size_t>(kStatKeys[i].kind)].set(i);
+    return out;
+  }();
+  return sets[static_cast<size_t>(kind)];
+}
+
 }  // namespace memcg::parse

@@ -27,6 +27,9 @@ inline constexpr size_t kStatKeyCount = 74;
 std::span<const StatKeyInfo> stat_keys() noexcept;
 const KeyTable& stat_key_table() noexcept;
 StatKind stat_kind(size_t index) noexcept;
+// The known keys of one kind, as a set: what a scrape intersects with a
+// cgroup's present keys and its allowlist instead of testing each key.
+const KeySet& stat_keys_of(StatKind kind) noexcept;
 
 using StatValues = FlatKeyed<kStatKeyCount>;
 

@@ -1,7 +1,13 @@
 #include "exporter/exposition/fd_count.h"
 
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+
+#include <algorithm>
+
+#include "base/sys/open_descriptors.h"
+#include "base/sys/read_file.h"
 
 namespace memcg::exporter {
 
@@ -23,6 +29,20 @@ std::optional<double> FdCounter::list() const {
   return n > 0 ? n - 1 : n;
 }
 
+std::optional<double> FdCounter::poll_own() {
+  if (!own_) return std::nullopt;
+  const auto status = sys::read_file("/proc/self/status", 64 << 10);
+  size_t slots = status.ok() ? sys::fd_table_size(status.value()) : 0;
+  // poll(2) refuses more slots than the soft limit; a descriptor above a
+  // limit lowered after it was opened is missed (the listing would see it).
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) slots = std::min<size_t>(slots, lim.rlim_cur);
+  if (slots == 0) return std::nullopt;
+  const auto n = sys::count_open_descriptors(slots, slots_);
+  if (!n.ok()) return std::nullopt;
+  return static_cast<double>(n.value());
+}
+
 std::optional<double> FdCounter::count() {
   // Linux 6.2 ("proc: report open files as size in stat() for /proc/pid/fd"):
   // the weight of the open-descriptor bitmap, no descriptor opened for it.
@@ -31,21 +51,27 @@ std::optional<double> FdCounter::count() {
   const bool stat_ok = ::stat(dir_.c_str(), &st) == 0;
   std::lock_guard lock(mu_);
   if (stat_ok && st.st_size > 0) {
-    sized_ = true;
+    method_ = Method::sized;
     return static_cast<double>(st.st_size);
   }
-  sized_ = false;
+  if (stat_ok) {
+    if (auto n = poll_own()) {
+      method_ = Method::polled;
+      return n;
+    }
+  }
   const TimePoint now = clock_.now();
-  if (fd_listing_due(listed_at_, now, kListEvery)) {
+  if (method_ != Method::listed || fd_listing_due(listed_at_, now, kListEvery)) {
     listed_ = list();
     listed_at_ = now;
   }
+  method_ = Method::listed;
   return listed_;
 }
 
-bool FdCounter::sized() const {
+FdCounter::Method FdCounter::method() const {
   std::lock_guard lock(mu_);
-  return sized_;
+  return method_;
 }
 
 }  // namespace memcg::exporter
