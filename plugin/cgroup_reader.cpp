@@ -143,8 +143,9 @@ bool CgroupReader::probe_usage(CgroupEntry& e, const Previous& prev, bool host_s
   if (!single(FileKind::current, p.current) || (!swap_known_zero && !single(FileKind::swap_current, p.swap))) return false;
   p.current_max.reset();
   if (p.current) {
-    e.current_max.observe(now, *p.current);
-    p.current_max = e.current_max.max(now);
+    const auto at = window_at(now);
+    e.current_max.observe(at, *p.current);
+    p.current_max = e.current_max.max(at);
   }
   return true;
 }

@@ -140,6 +140,13 @@ class CgroupReader {
   parse::LayoutCache stat_layout_, events_layout_, local_layout_, swap_layout_;  // one kernel, one key order
   parse::StatValues stat_scratch_;
   parse::EventValues events_scratch_;
+  // The one-minute high's bucket for the pass's time, computed at its first probe.
+  cache::WindowMax::At window_at(TimePoint now) noexcept {
+    if (now != window_now_) window_at_ = cache::WindowMax::at(window_now_ = now);
+    return window_at_;
+  }
+  TimePoint window_now_{TimePoint::min()};
+  cache::WindowMax::At window_at_{};
 };
 
 }  // namespace memcg
