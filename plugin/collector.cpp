@@ -151,6 +151,8 @@ PassReport Collector::run_pass() {
   const TimePoint now = clock_.now();
   pass_wall_ = clock_.wall();
   const Duration cpu0 = clock_.thread_cpu();
+  // Snapshots and event wake-ups between the passes counted themselves as probe work.
+  if (ended_cpu_) counters_.wait_cpu += (cpu0 - *ended_cpu_) - (counters_.probe_cpu - ended_probe_cpu_);
   Duration cpu1 = cpu0;
   if (need_rescan_ || now - last_rescan_ >= config_.collector.rescan_interval) {
     table_.rescan(root_, config_, report, counters_);
@@ -354,6 +356,7 @@ void Collector::fill(Snapshot& snap) {
   snap.cgroups_no_memory = table_.no_memory();
   snap.rescan_cpu = counters_.rescan_cpu;
   snap.read_cpu = counters_.read_cpu;
+  snap.wait_cpu = counters_.wait_cpu;
   snap.left_out = table_.left_out();
   snap.cgroup_fds = table_.open_fds();
   snap.cgroup_fd_budget = table_.fd_budget();
@@ -388,16 +391,18 @@ void Collector::publish(TimePoint started, Duration probe_from, PassReport& repo
   // The probe phase runs to here: dropping the gone is the pass's own work
   // too (left out, it was part of the "rest" of process_cpu_seconds_total
   // the phases should explain).
-  const Duration cpu = clock_.thread_cpu();
+  Duration cpu = clock_.thread_cpu();
   counters_.probe_cpu += cpu - probe_from;
-  if (publication_.build_now()) build_snapshot(cpu);
+  if (publication_.build_now()) cpu = build_snapshot(cpu);
+  ended_cpu_ = cpu;
+  ended_probe_cpu_ = counters_.probe_cpu;
 }
 
 void Collector::serve_wanted() {
   if (publication_.take_request()) build_snapshot(clock_.thread_cpu());
 }
 
-void Collector::build_snapshot(Duration cpu0) {
+Duration Collector::build_snapshot(Duration cpu0) {
   auto snap = std::make_shared<Snapshot>();
   snap->pass = last_pass_.number;
   snap->taken_at = last_pass_.started;
@@ -410,7 +415,9 @@ void Collector::build_snapshot(Duration cpu0) {
   publication_.store(std::move(snap));
   // The previous snapshot was released in store(), outside the lock; that
   // is probe work as well, counted in the next snapshot.
-  counters_.probe_cpu += clock_.thread_cpu() - built;
+  const Duration done = clock_.thread_cpu();
+  counters_.probe_cpu += done - built;
+  return done;
 }
 
 }  // namespace memcg

@@ -107,8 +107,9 @@ class Collector {
   // or owed.
   void publish(TimePoint started, Duration probe_from, PassReport& report);
   // Of the table as of last_pass_, stored for the readers; its CPU from
-  // `cpu0` (the caller's last reading) counts as probe work.
-  void build_snapshot(Duration cpu0);
+  // `cpu0` (the caller's last reading) counts as probe work, up to the
+  // reading it returns.
+  Duration build_snapshot(Duration cpu0);
   void fill(Snapshot& snap);
   void store(std::shared_ptr<const Snapshot> next);
   void bury_departed(TimePoint now);  // the table's dropped cgroups -> tombstones_; expiry
@@ -137,6 +138,10 @@ class Collector {
     WallTime ended_wall{};
   } last_pass_;  // what a snapshot built after the pass says of it
   uint64_t publications_ = 0;
+  // The thread's CPU clock and probe total when the last pass ended: the
+  // next pass counts what the wait between spent that no phase did.
+  std::optional<Duration> ended_cpu_;
+  Duration ended_probe_cpu_{0};
   Tombstones tombstones_;
 
   // Reused between passes so the steady state allocates nothing per cgroup.

@@ -59,8 +59,10 @@ struct Counters {
   ReadHistogram read_seconds;
   PassHistogram pass_seconds;
   // CPU time of the collector thread by phase (CLOCK_THREAD_CPUTIME_ID): what
-  // the daemon costs, decomposed (memcg_exporter_cpu_seconds_total).
-  Duration rescan_cpu{0}, probe_cpu{0}, read_cpu{0};
+  // the daemon costs, decomposed (memcg_exporter_cpu_seconds_total). wait is
+  // the thread between two passes, what no phase of its own counts: going to
+  // sleep and waking up, the pass's log and systemd notifications, reloads.
+  Duration rescan_cpu{0}, probe_cpu{0}, read_cpu{0}, wait_cpu{0};
 };
 
 }  // namespace memcg

@@ -141,7 +141,7 @@ struct Snapshot {
   uint64_t cgroups_limited = 0;     // left out by collector.max_cgroups
   uint64_t cgroups_no_memory = 0;   // directories without the memory controller
   LeftOut left_out;                 // found but without room for their descriptors
-  Duration rescan_cpu{0}, probe_cpu{0}, read_cpu{0};  // collector CPU by phase since start
+  Duration rescan_cpu{0}, probe_cpu{0}, read_cpu{0}, wait_cpu{0};  // collector CPU by phase since start
   uint64_t cgroup_fds = 0;          // descriptors the collected cgroups hold
   uint64_t cgroup_fd_budget = UINT64_MAX;  // ... and may hold (UINT64_MAX: no budget set)
   uint64_t events_polled = 0;       // cgroups whose memory.events is read only when the kernel flags a change

@@ -54,18 +54,13 @@ std::optional<double> FdCounter::count() {
     method_ = Method::sized;
     return static_cast<double>(st.st_size);
   }
-  if (stat_ok) {
-    if (auto n = poll_own()) {
-      method_ = Method::polled;
-      return n;
-    }
-  }
   const TimePoint now = clock_.now();
-  if (method_ != Method::listed || fd_listing_due(listed_at_, now, kListEvery)) {
-    listed_ = list();
+  if (method_ == Method::sized || method_ == Method::none || fd_listing_due(listed_at_, now, kListEvery)) {
+    const auto polled = stat_ok ? poll_own() : std::nullopt;
+    method_ = polled ? Method::polled : Method::listed;
+    listed_ = polled ? polled : list();
     listed_at_ = now;
   }
-  method_ = Method::listed;
   return listed_;
 }
 

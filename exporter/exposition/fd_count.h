@@ -1,13 +1,15 @@
 // The process's open descriptors, for process_open_fds. Since Linux 6.2 the
-// st_size of /proc/self/fd is that count (one stat). Before, this process's
-// own count comes from one poll(2) over its descriptor table
-// (base/sys/open_descriptors.h), taken fresh at every scrape. Listing the
-// directory, which costs the kernel about a microsecond per descriptor on
-// hardware (an entry instantiated for each: ~10 ms per scrape for the 12,000
-// descriptors of 1,000 cgroups, against ~3.5 ms for rendering and
-// compressing the whole body), is the fallback when the poll cannot be made
-// and the way another directory is counted (tests): taken at most every
-// kListEvery, the last count served between.
+// st_size of /proc/self/fd is that count (one stat), taken at every scrape.
+// Before, the count is taken at most every kListEvery and the last one
+// served between: this process's from one poll(2) over its descriptor table
+// (base/sys/open_descriptors.h), or, when that cannot be made (and for
+// another directory: tests), by listing the directory, which costs the
+// kernel about a microsecond per descriptor on hardware (an entry
+// instantiated for each: ~10 ms for the 12,000 descriptors of 1,000 cgroups,
+// against ~3.5 ms for rendering and compressing the whole body). The poll
+// does not instantiate anything, but still looks up every descriptor and
+// asks its file: in the emulated 6.1 guest a poll at every scrape cost about
+// what a listing every other scrape had (docs/performance.md).
 #pragma once
 
 #include <poll.h>
@@ -40,7 +42,8 @@ class FdCounter {
   std::optional<double> count();
 
   enum class Method { none, sized, polled, listed };
-  // How the last count was taken.
+  // How the last count was taken (sized: at this call; polled or listed: at
+  // most kListEvery ago).
   Method method() const;
 
  private:

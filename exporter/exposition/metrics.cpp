@@ -387,11 +387,12 @@ const MetricDef kTable[] = {
    "Time taken by the previous /metrics request to build, serialize and compress the response.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(x.status.last_scrape_seconds.load()); }},
   {"memcg_exporter_cpu_seconds_total", Profile::lean, MetricType::Counter, "phase",
-   "CPU time of the daemon by what it did: phase=probe (the cheap files of every cgroup, propagation, decisions, publishing the snapshot), read (memory.stat re-reads with memory.peak, memory.pressure and limits), rescan (discovery), scrape (answering /metrics), http (the connection gate: accepting, TLS, reading requests, relaying responses). process_cpu_seconds_total minus their sum is the rest (CivetWeb outside the handlers, logging, start-up).", nullptr,
+   "CPU time of the daemon by what it did: phase=probe (the cheap files of every cgroup, propagation, decisions, publishing the snapshot), read (memory.stat re-reads with memory.peak, memory.pressure and limits), rescan (discovery), wait (the collector between passes: going to sleep and waking up, the pass's log and systemd notifications, reloads), scrape (answering /metrics), http (the connection gate: accepting, TLS, reading requests, relaying responses). process_cpu_seconds_total minus their sum is the rest (CivetWeb outside the handlers, start-up).", nullptr,
    [](const Ctx& x, Sink& s) {
      s.add(to_seconds(x.snap.probe_cpu), {{"phase", "probe"}});
      s.add(to_seconds(x.snap.read_cpu), {{"phase", "read"}});
      s.add(to_seconds(x.snap.rescan_cpu), {{"phase", "rescan"}});
+     s.add(to_seconds(x.snap.wait_cpu), {{"phase", "wait"}});
      s.add(static_cast<double>(x.status.scrape_cpu.ns.load()) / 1e9, {{"phase", "scrape"}});
      s.add(static_cast<double>(x.status.http.cpu_ns()) / 1e9, {{"phase", "http"}});
    }},
@@ -444,7 +445,7 @@ const MetricDef kTable[] = {
    "Start time of the process since unix epoch in seconds.", nullptr,
    [](const Ctx& x, Sink& s) { if (x.process.start_time_seconds) s.add(*x.process.start_time_seconds); }},
   {"process_open_fds", Profile::lean, MetricType::Gauge, "",
-   "Number of open file descriptors (on kernels before 6.2, which cannot give the count in one stat, listed at most every 30 s).", nullptr,
+   "Number of open file descriptors (on kernels before 6.2, which cannot give the count in one stat, counted at most every 30 s).", nullptr,
    [](const Ctx& x, Sink& s) { if (x.process.open_fds) s.add(*x.process.open_fds); }},
   {"process_max_fds", Profile::lean, MetricType::Gauge, "",
    "Maximum number of open file descriptors.", nullptr,

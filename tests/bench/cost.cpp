@@ -435,21 +435,23 @@ double print_parts(Window& w, const Bare& bare) {
     std::printf("\n");
   };
   double phases = 0;
-  for (const char* p : {"probe", "read", "rescan", "scrape", "http"}) {
+  // wait: the collector between passes (an exporter older than that phase
+  // reports none, and its "other" holds it).
+  for (const char* p : {"probe", "read", "rescan", "wait", "scrape", "http"}) {
     phases += w.phase(p);
     row(p, w.phase(p));
   }
   const double whole = w.last.process.total - w.first.process.total;
-  row("other (HTTP connections, logging)", whole - phases);
+  row("other (web server outside /metrics, other threads)", whole - phases);
   row("whole daemon", whole);
   if (bare.us > 0) std::printf("COST | bare memory.current loop | | %.2f | 1.00x |\n", bare.us);
   if (bare.resumed > 0)
     std::printf("COST bare window: the exporter was continued %d times between ticks for its systemd watchdog (%.0f s)\n",
                 bare.resumed, bare.watchdog);
-  // Where "other" ran: the collector thread outside its phases (logging a
-  // pass, telling systemd, waking up), the web server's threads outside the
-  // /metrics handler (accepting, reading requests, other routes), the rest
-  // (the connection gate's thread outside its own http phase).
+  // Where "other" ran: the collector thread outside its phases (with the
+  // wait phase, a sliver: the few readings around them), the web server's
+  // threads outside the /metrics handler (accepting, reading requests, other
+  // routes), the rest (the connection gate's thread outside its own http phase).
   const double scrape = w.phase("scrape"), gate = w.phase("http");
   const double collector_rest = (w.last.process.collector - w.first.process.collector) - (phases - scrape - gate);
   const double http_rest = (w.last.process.http - w.first.process.http) - scrape;

@@ -21,10 +21,10 @@ def test_decomposition_adds_up():
         print(out.stdout)
         rows = {m.group(1): (float(m.group(2)), float(m.group(3)))
                 for m in re.finditer(r"^COST \| ([^|]+?) \| ([0-9.-]+) ms \| ([0-9.-]+) \|", out.stdout, re.M)}
-        for part in ("probe", "read", "rescan", "scrape", "http", "whole daemon"):
+        for part in ("probe", "read", "rescan", "wait", "scrape", "http", "whole daemon"):
             assert part in rows, (part, out.stdout)
-        # Passes, reads, rescans and four scrapes all happened in 4 s.
-        for part in ("probe", "read", "rescan", "scrape"):
+        # Passes, the waits between them, reads, rescans and four scrapes all happened in 4 s.
+        for part in ("probe", "read", "rescan", "wait", "scrape"):
             assert rows[part][0] > 0, (part, out.stdout)
         parts = sum(v[0] for k, v in rows.items() if k != "whole daemon")
         assert abs(parts - rows["whole daemon"][0]) < 0.01, out.stdout  # other = whole - phases
@@ -33,8 +33,10 @@ def test_decomposition_adds_up():
                       r"second between passes\), web server outside /metrics ([0-9.-]+) ms, other threads ([0-9.-]+) ms",
                       out.stdout, re.M)
         assert t, out.stdout
-        other = rows["other (HTTP connections, logging)"][0]
+        other = rows["other (web server outside /metrics, other threads)"][0]
         assert abs(float(t.group(1)) + float(t.group(3)) + float(t.group(4)) - other) < 0.01, out.stdout
+        # The collector's time between passes is the wait phase's, not "other"'s.
+        assert abs(float(t.group(1))) < max(0.5 * rows["wait"][0], 1.0), out.stdout
         assert re.search(r"bare loop over (\d+) cgroups", out.stdout), out.stdout
         front = re.search(r"^COST front: (\d+) bytes received, (\d+) sent", out.stdout, re.M)
         assert front and int(front.group(1)) > 0 and int(front.group(2)) > 0, out.stdout  # the scrapes went through the gate
