@@ -55,7 +55,8 @@ std::optional<double> FdCounter::count() {
     return static_cast<double>(st.st_size);
   }
   const TimePoint now = clock_.now();
-  if (method_ == Method::sized || method_ == Method::none || fd_listing_due(listed_at_, now, kListEvery)) {
+  // Never counted yet: listed_at_ is empty, so due.
+  if (method_ == Method::sized || fd_listing_due(listed_at_, now, kListEvery)) {
     const auto polled = stat_ok ? poll_own() : std::nullopt;
     method_ = polled ? Method::polled : Method::listed;
     listed_ = polled ? polled : list();
