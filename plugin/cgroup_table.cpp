@@ -160,6 +160,7 @@ void CgroupTable::rescan(const std::string& root, const config::Config& config, 
   settings_from_ = config.resolved();
   last_walk_cgroups_ = found.cgroups.size();
   link_parents();
+  count_unwatched();
 }
 
 // The table holds exactly what the last walk found, all of it collected (none
@@ -294,6 +295,7 @@ void CgroupTable::admit(const std::string& root, cgroupfs::WalkResult& found, Re
       continue;
     }
     register_events(e);
+    watch_dir(root, e);
     open_fds_ += fds_of(e);
     r.next.push_back(std::move(e));
     ++report.added;
@@ -307,6 +309,37 @@ void CgroupTable::admit(const std::string& root, cgroupfs::WalkResult& found, Re
 void CgroupTable::register_events(CgroupEntry& e) noexcept {
   e.events_polled = watch(e.file(FileKind::events));
   e.swap_events_polled = watch(e.file(FileKind::swap_events));
+}
+
+// Outside the fd budget: one inotify descriptor for all of them. A refused
+// watch (fs.inotify.max_user_watches, no inotify) only means the limits are
+// read every limits_max_age, as they were before watches.
+void CgroupTable::watch_dir(const std::string& root, CgroupEntry& e) noexcept {
+  int err = 0;
+  e.watch = watcher_.add(*io_, e.dir.get(), cgroup_dir(root, e.id->path), err);
+  if (err != 0) watch_error_ = err;
+}
+
+void CgroupTable::count_unwatched() noexcept {
+  unwatched_ = 0;
+  for (const auto& e : entries_) unwatched_ += e.watch.active() ? 0u : 1u;
+}
+
+void CgroupTable::take_watch_events() {
+  watcher_.drain(watch_events_);
+  if (!watch_events_.any()) return;
+  // An overflow or a failed read lost events: any directory may have changed.
+  const bool all = watch_events_.overflow || watch_events_.error != 0;
+  const auto has = [](const std::vector<int>& v, int wd) { return !v.empty() && std::binary_search(v.begin(), v.end(), wd); };
+  for (auto& e : entries_) {
+    if (!e.watch.active()) continue;
+    if (all || has(watch_events_.changed, e.watch.wd())) e.limits_owed = true;
+    if (has(watch_events_.lost, e.watch.wd())) {
+      e.watch.forget();
+      e.limits_owed = true;
+    }
+  }
+  if (!watch_events_.lost.empty()) count_unwatched();
 }
 
 std::optional<uint64_t> CgroupTable::read_count(sys::UniqueFd& fd) noexcept {
@@ -398,6 +431,7 @@ void CgroupTable::erase_gone(PassReport& report) {
   for (const auto& e : entries_) open_fds_ += fds_of(e);
   report.removed += before - entries_.size();
   link_parents();
+  count_unwatched();
 }
 
 }  // namespace memcg

@@ -22,6 +22,10 @@ struct CompanionInput {
   // The probe of this pass read memory.pressure (it does whenever the cgroup
   // moved): it is fresh already.
   bool pressure_probed = false;
+  // The kernel tells when a limit file is written (the cgroup directory's
+  // inotify watch, cgroupfs/dir_watch.h), and whether one was since the
+  // limits were last read.
+  bool limits_watched = false, limits_changed = false;
   Duration max_age{};  // collector.limits_max_age: the bound for all three
 };
 
@@ -30,7 +34,9 @@ struct CompanionReads {
 };
 
 // Limits: at most every max_age, at once when the read is about a limit (a
-// high/max/OOM event) or asked for (initial, forced). memory.peak: whenever
+// high/max/OOM event) or asked for (initial, forced); where the directory is
+// watched, the max_age read only if a limit was written since the last read
+// (the limits read then are still what the files say: nothing wrote them). memory.peak: whenever
 // usage moved since its last read (a peak only rises with usage), else at
 // least every max_age, since a spike between two probes that returns to the
 // same byte count is invisible to them. memory.pressure: the probe reads it

@@ -1,6 +1,7 @@
 #include "plugin/cgroupfs/kept_file.h"
 
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <sys/xattr.h>
@@ -45,6 +46,10 @@ ssize_t FileIo::pwrite(int fd, const char* buf, size_t len, off_t offset) noexce
   do n = ::pwrite(fd, buf, len, offset);
   while (n < 0 && errno == EINTR);
   return n;
+}
+
+int FileIo::add_watch(int inotify_fd, const char* path, uint32_t mask) noexcept {
+  return ::inotify_add_watch(inotify_fd, path, mask);
 }
 
 FileIo& FileIo::system() noexcept {

@@ -191,6 +191,23 @@ TEST(Companions, AQuietCgroupsMaxAgeReadTakesNothingUntilTheirOwnMaxAge) {
   EXPECT_TRUE(r.pressure) << "a stall with no change in usage is bounded by max_age";
 }
 
+TEST(Companions, AWatchedCgroupsLimitsAreReadAtMaxAgeOnlyAfterAWrite) {
+  CompanionInput in;
+  in.reason = ReadReason::max_age;
+  in.limits_at = in.peak_at = in.pressure_at = t0;
+  in.moved_since_peak = false;
+  in.max_age = 60s;
+  in.limits_watched = true;
+  EXPECT_FALSE(decide_companions(in, t0 + 600s).limits) << "nothing written: what was read is what the files say";
+  EXPECT_TRUE(decide_companions(in, t0 + 600s).peak) << "the watch says nothing of memory.peak";
+  in.limits_changed = true;
+  EXPECT_FALSE(decide_companions(in, t0 + 30s).limits) << "a write is read at most every max_age, as before";
+  EXPECT_TRUE(decide_companions(in, t0 + 60s).limits);
+  in.limits_changed = false;
+  in.reason = ReadReason::event;
+  EXPECT_TRUE(decide_companions(in, t0 + 1s).limits) << "a limit event still takes them at once";
+}
+
 TEST(Companions, MovedUsageTakesThePeakAndAProbedPressureIsNotReadTwice) {
   CompanionInput in;
   in.reason = ReadReason::threshold;

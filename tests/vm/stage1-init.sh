@@ -251,6 +251,42 @@ else
   tail -n 5 /tmp/budget.log
   rc=1
 fi
+# The limits on the real kernel: a fourth exporter over the idle subtree
+# (t5, 50 cgroups) with limits_max_age 2 s. Each cgroup directory is watched
+# (inotify): a write to memory.max reaches it through kernfs (vfs_write's
+# IN_MODIFY), so quiet cgroups' limit files are not read again, and the one
+# written is read at its next max_age read.
+cat > /tmp/limits.toml <<TOML
+[collector]
+probe_interval = "500ms"
+limits_max_age = "2s"
+[defaults]
+max_age = "1s"
+TOML
+memcg-exporter --root $CG/t5 --config /tmp/limits.toml --web.listen-address 127.0.0.1:9759 >/tmp/limits.log 2>&1 &
+lpid=$!
+lm() { wget -qO- http://127.0.0.1:9759/metrics | awk -v k="$1" 'index($0, k) == 1 {print $NF}'; }
+sleep 4
+watched=$(lm 'memcg_exporter_cgroups_limits_watched ') collected=$(lm 'memcg_exporter_cgroups ')
+m0=$(lm 'memcg_exporter_file_reads_total{file="max"}')
+sleep 8  # four limits_max_age
+m1=$(lm 'memcg_exporter_file_reads_total{file="max"}')
+echo 33554432 > $CG/t5/g2/l1/memory.max
+sleep 4
+m2=$(lm 'memcg_exporter_file_reads_total{file="max"}')
+lid=$(wget -qO- http://127.0.0.1:9759/metrics | awk 'index($0, "memcg_cgroup_info{") == 1 && index($0, ",cgroup=\"g2/l1\"") {
+  match($0, /cgroup_id="[0-9]+"/); print substr($0, RSTART + 11, RLENGTH - 12); exit }')
+limit=$(lm "memcg_memory_limit_bytes{cgroup_id=\"$lid\",limit=\"max\"}")
+kill $lpid
+wait $lpid
+echo max > $CG/t5/g2/l1/memory.max
+if [ -n "$watched" ] && [ "$watched" = "$collected" ] && [ "$m0" = "$m1" ] && [ "$((m2 - m1))" = 1 ] && [ "$limit" = 33554432 ]; then
+  echo "CHECK limits-watched ok: $watched of $collected directories watched, memory.max reads $m0 -> $m1 in 8 s, $m2 after a write, read $limit"
+else
+  echo "CHECK limits-watched FAIL: watched $watched of $collected, memory.max reads $m0 -> $m1 -> $m2, limit ${limit:-none}"
+  tail -n 5 /tmp/limits.log
+  rc=1
+fi
 # The churn soak: cgroups created and removed while /metrics is scraped every
 # 100 ms (back to back: a scrape takes longer under emulation) and the config
 # reloaded every 3 s; fds and RSS must stay flat. Rate: mkdir and rmdir of
