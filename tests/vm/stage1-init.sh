@@ -268,12 +268,12 @@ lpid=$!
 lm() { wget -qO- http://127.0.0.1:9759/metrics | awk -v k="$1" 'index($0, k) == 1 {print $NF}'; }
 sleep 4
 watched=$(lm 'memcg_exporter_cgroups_limits_watched ') collected=$(lm 'memcg_exporter_cgroups ')
-m0=$(lm 'memcg_exporter_file_reads_total{file="max"}')
+m0=$(lm 'memcg_exporter_file_reads_total{file="memory.max"}')
 sleep 8  # four limits_max_age
-m1=$(lm 'memcg_exporter_file_reads_total{file="max"}')
+m1=$(lm 'memcg_exporter_file_reads_total{file="memory.max"}')
 echo 33554432 > $CG/t5/g2/l1/memory.max
 sleep 4
-m2=$(lm 'memcg_exporter_file_reads_total{file="max"}')
+m2=$(lm 'memcg_exporter_file_reads_total{file="memory.max"}')
 lid=$(wget -qO- http://127.0.0.1:9759/metrics | awk 'index($0, "memcg_cgroup_info{") == 1 && index($0, ",cgroup=\"g2/l1\"") {
   match($0, /cgroup_id="[0-9]+"/); print substr($0, RSTART + 11, RLENGTH - 12); exit }')
 limit=$(lm "memcg_memory_limit_bytes{cgroup_id=\"$lid\",limit=\"max\"}")
