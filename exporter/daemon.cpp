@@ -122,13 +122,13 @@ class ReportLog {
                   "the collected ones stay, the rest are tried at every rescan");
     if (r.left_out.total() == 0 && left_out_.total() > 0) log_notice("every cgroup found is collected again");
     left_out_ = r.left_out;
-    // Once when the first cgroup's directory cannot be watched, once when all
-    // are again; memcg_exporter_cgroups_limits_watched has the count.
+    // Once when the first cgroup's limit files cannot be watched, once when
+    // all are again; memcg_exporter_cgroups_limits_watched has the count.
     if (r.unwatched > 0 && unwatched_ == 0)
-      log_notice(std::to_string(r.unwatched) + " cgroup directories cannot be watched (inotify_add_watch: " +
+      log_notice(std::to_string(r.unwatched) + " cgroups' limit files cannot be watched (inotify_add_watch: " +
                  std::strerror(r.watch_error) + (r.watch_error == ENOSPC ? "; raise fs.inotify.max_user_watches" : "") +
                  "): their limits are re-read every collector.limits_max_age");
-    if (r.unwatched == 0 && unwatched_ > 0) log_notice("every collected cgroup directory is watched again");
+    if (r.unwatched == 0 && unwatched_ > 0) log_notice("every collected cgroup's limit files are watched again");
     unwatched_ = r.unwatched;
     if (r.root_ok != root_ok_) {
       if (!r.root_ok) log_error("the cgroup root cannot be read; serving the last data collected");

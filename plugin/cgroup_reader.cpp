@@ -304,7 +304,12 @@ void CgroupReader::read_peak(const CgroupEntry& e, bool take, TimePoint t0, Stat
   // cgroup was created; after one, the highest usage since it.
   if (rec.peak_reset) rec.peak_since_last = v->value;
   rec.peak = rec.peak_reset && rec.peak ? std::max(*rec.peak, v->value) : v->value;
-  if (e.peak_resettable) {
+  // A reset sets the descriptor's peak to the usage at that moment. When the
+  // peak since the last reset is the usage the probe saw, nothing rose above
+  // it: a reset would leave the same value, and the next read says the same
+  // without one (a quiet cgroup's read is then two system calls, not three).
+  const bool level = rec.peak_reset && e.probe.current && *e.probe.current == v->value;
+  if (e.peak_resettable && !level) {
     static constexpr char kReset[] = "reset\n";  // any non-empty write resets
     rec.peak_reset = io_.pwrite(e.file(FileKind::peak).get(), kReset, sizeof kReset - 1, 0) > 0;
   }

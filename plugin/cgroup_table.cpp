@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <string_view>
 #include <unordered_map>
 
@@ -295,7 +296,7 @@ void CgroupTable::admit(const std::string& root, cgroupfs::WalkResult& found, Re
       continue;
     }
     register_events(e);
-    watch_dir(root, e);
+    watch_limits(root, e);
     open_fds_ += fds_of(e);
     r.next.push_back(std::move(e));
     ++report.added;
@@ -311,18 +312,29 @@ void CgroupTable::register_events(CgroupEntry& e) noexcept {
   e.swap_events_polled = watch(e.file(FileKind::swap_events));
 }
 
-// Outside the fd budget: one inotify descriptor for all of them. A refused
-// watch (fs.inotify.max_user_watches, no inotify) only means the limits are
-// read every limits_max_age, as they were before watches.
-void CgroupTable::watch_dir(const std::string& root, CgroupEntry& e) noexcept {
-  int err = 0;
-  e.watch = watcher_.add(*io_, e.dir.get(), cgroup_dir(root, e.id->path), err);
-  if (err != 0) watch_error_ = err;
+// Outside the fd budget: one inotify descriptor for all of them. A file
+// the cgroup does not have (the root's) needs no watch; any other refusal
+// (fs.inotify.max_user_watches, no inotify) only means the limits are read
+// every limits_max_age, as they were before watches, and the rest of the
+// cgroup's watches are given back.
+void CgroupTable::watch_limits(const std::string& root, CgroupEntry& e) noexcept {
+  const std::string dir = cgroup_dir(root, e.id->path);
+  e.limits_watched = true;
+  for (size_t k = 0; k < lim_count && e.limits_watched; ++k) {
+    int err = 0;
+    e.limit_watches[k] = watcher_.add(*io_, e.dir.get(), dir, file_name(kLimitFiles[k]).data(), err);
+    if (err != 0 && err != ENOENT) {
+      watch_error_ = err;
+      e.limits_watched = false;
+    }
+  }
+  if (!e.limits_watched)
+    for (auto& w : e.limit_watches) w.reset();
 }
 
 void CgroupTable::count_unwatched() noexcept {
   unwatched_ = 0;
-  for (const auto& e : entries_) unwatched_ += e.watch.active() ? 0u : 1u;
+  for (const auto& e : entries_) unwatched_ += e.limits_watched ? 0u : 1u;
 }
 
 void CgroupTable::take_watch_events() {
@@ -332,11 +344,14 @@ void CgroupTable::take_watch_events() {
   const bool all = watch_events_.overflow || watch_events_.error != 0;
   const auto has = [](const std::vector<int>& v, int wd) { return !v.empty() && std::binary_search(v.begin(), v.end(), wd); };
   for (auto& e : entries_) {
-    if (!e.watch.active()) continue;
-    if (all || has(watch_events_.changed, e.watch.wd())) e.limits_owed = true;
-    if (has(watch_events_.lost, e.watch.wd())) {
-      e.watch.forget();
-      e.limits_owed = true;
+    if (!e.limits_watched) continue;
+    for (auto& w : e.limit_watches) {
+      if (!w.active()) continue;
+      if (all || has(watch_events_.changed, w.wd())) e.limits_owed = true;
+      if (has(watch_events_.lost, w.wd())) {
+        w.forget();
+        e.limits_watched = false;  // read every limits_max_age from now on
+      }
     }
   }
   if (!watch_events_.lost.empty()) count_unwatched();

@@ -16,7 +16,7 @@
 #include "config/config.h"
 #include "plugin/cache/window_max.h"
 #include "plugin/cgroup_files.h"
-#include "plugin/cgroupfs/dir_watch.h"
+#include "plugin/cgroupfs/file_watch.h"
 #include "plugin/cgroupfs/event_poller.h"
 #include "plugin/cgroupfs/file_io.h"
 #include "plugin/cgroupfs/walk.h"
@@ -57,12 +57,15 @@ struct CgroupEntry {
   // memory.peak is open for writing: each read is followed by a reset of the
   // peak seen through this descriptor (6.12+, CgroupTable::set_peak_reset).
   bool peak_resettable = false;
-  // The directory's inotify watch (cgroupfs/dir_watch.h). While it is
-  // active a quiet cgroup's limits are not re-read every limits_max_age:
-  // only once one of them was written, or systemd-oomd's attributes set
+  // The limit files' inotify watches (cgroupfs/file_watch.h). While every
+  // limit file the cgroup has is watched (limits_watched), its limits are
+  // not re-read every limits_max_age: only once one was written
   // (limits_owed), or when a read takes everything along.
-  cgroupfs::DirWatch watch;
+  std::array<cgroupfs::Watch, lim_count> limit_watches;
+  bool limits_watched = false;
   bool limits_owed = false;
+  // systemd-oomd's record (the directory's xattrs): read every limits_max_age.
+  std::optional<TimePoint> oomd_at;
   bool gone = false;
 
   const sys::UniqueFd& file(FileKind k) const noexcept { return files[static_cast<size_t>(k)]; }
@@ -106,12 +109,12 @@ class CgroupTable {
   // The epoll set of every polled event file: readable when the kernel
   // flagged one (the daemon waits on it between passes), -1 if none.
   int events_fd() const noexcept { return poller_->fd(); }
-  // Marks limits_owed on the cgroups whose directory saw a limit file
-  // written or its attributes set since the last call (all watched ones
-  // after a queue overflow); a watch the kernel dropped is let go.
+  // Marks limits_owed on the cgroups with a limit file written since the
+  // last call (all watched ones after a queue overflow); a cgroup one of
+  // whose watches the kernel dropped is watched no more.
   void take_watch_events();
-  // Collected cgroups whose directory is not watched (their limits are read
-  // every limits_max_age), and the errno of the last watch refused.
+  // Collected cgroups whose limit files are not all watched (their limits
+  // are read every limits_max_age), and the errno of the last watch refused.
   uint64_t unwatched() const noexcept { return unwatched_; }
   int watch_error() const noexcept { return watch_error_; }
   // Tests flag files by hand (event_poller.h); before the first rescan.
@@ -152,7 +155,7 @@ class CgroupTable {
   void admit(const std::string& root, cgroupfs::WalkResult& found, Reconciled& r, PassReport& report,
              Counters& counters);
   void register_events(CgroupEntry& e) noexcept;
-  void watch_dir(const std::string& root, CgroupEntry& e) noexcept;
+  void watch_limits(const std::string& root, CgroupEntry& e) noexcept;
   void count_unwatched() noexcept;
   // Adds a kept event file to the epoll set: false where it cannot be polled
   // (regular files of fixture trees: EPERM), which is then read every pass.
@@ -175,7 +178,7 @@ class CgroupTable {
   static size_t close_limits(CgroupEntry& e) noexcept;
 
   // Before the entries: their watches are removed through it.
-  cgroupfs::DirWatcher watcher_;
+  cgroupfs::WatchSet watcher_;
   cgroupfs::WatchEvents watch_events_;
   uint64_t unwatched_ = 0;
   int watch_error_ = 0;

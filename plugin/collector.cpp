@@ -93,8 +93,9 @@ void Collector::apply_read(CgroupEntry& e, cache::ReadReason reason, const Cgrou
   // last read is the only trace of it.
   in.moved_since_peak = e.moved_since_peak || e.peak_resettable;
   in.pressure_probed = e.has_probe && e.probe.has_psi && e.probe.psi_at == now;
-  in.limits_watched = e.watch.active();
+  in.limits_watched = e.limits_watched;
   in.limits_changed = e.limits_owed;
+  in.oomd_at = e.oomd_at;
   in.max_age = config_.collector.limits_max_age;
   const cache::CompanionReads take = cache::decide_companions(in, now);
   CgroupReader::StatRead r = reader_.finish_stat(e, f, take, {now, pass_wall_}, report);
@@ -112,10 +113,11 @@ void Collector::apply_read(CgroupEntry& e, cache::ReadReason reason, const Cgrou
     e.current_max.observe(now, *r.record->peak_since_last);
     e.probe.current_max = e.current_max.max(now);
   }
-  // With the limits: systemd-oomd's record, and memory.swap.events where
-  // the kernel's flag cannot be watched (its fd did not fit the budget).
-  if (take.limits) {
-    e.limits_owed = false;
+  if (take.limits) e.limits_owed = false;
+  // systemd-oomd's record, and memory.swap.events where the kernel's flag
+  // cannot be watched (its fd did not fit the budget).
+  if (take.oomd) {
+    e.oomd_at = now;
     const auto ev = reader_.read_events(e, {.swap = !e.swap_events_polled, .oomd = true}, now, report);
     e.events_changed_owed = e.events_changed_owed || ev.changed;
   }
@@ -352,7 +354,7 @@ void Collector::fill(Snapshot& snap) {
   snap.cgroups.reserve(entries.size());
   for (const auto& e : entries) {
     snap.events_polled += e.events_polled ? 1u : 0u;
-    snap.limits_watched += e.watch.active() ? 1u : 0u;
+    snap.limits_watched += e.limits_watched ? 1u : 0u;
     snap.peak_reset_cgroups += e.record && e.record->peak_reset ? 1u : 0u;
     snap.cgroups.push_back(CgroupView{e.id.get(), e.settings.get(), e.probe, e.record, e.pending, e.reads, e.skips,
                                       e.read_wall, e.read_cpu, e.max_age_violations});

@@ -37,7 +37,7 @@ struct PassReport {
   uint64_t reads = 0, skips = 0;
   uint64_t limited = 0;          // cgroups over max_cgroups at the last rescan
   LeftOut left_out;              // cgroups without room for their fds at the last rescan
-  uint64_t unwatched = 0;        // collected cgroups whose directory is not watched (limits read every limits_max_age)
+  uint64_t unwatched = 0;        // collected cgroups whose limit files are not watched (limits read every limits_max_age)
   int watch_error = 0;           // the errno of the last watch refused
   uint64_t max_age_violations = 0;  // reads the budget deferred past max_age this pass
   std::vector<IoError> errors;   // real I/O errors (not churn), at most kMaxErrors

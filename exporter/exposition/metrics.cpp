@@ -126,7 +126,7 @@ const MetricDef kTable[] = {
    "Highest memory.current recorded for the cgroup since it was created (memory.peak). Read with memory.stat when a probe saw usage move since its last read (a peak only rises with usage), else at least every collector.limits_max_age (60 s by default).",
    [](const CV& c, const Ctx&, Sink& s) { if (c.stat && c.stat->peak) s.add(d(*c.stat->peak)); }},
   {"memcg_memory_limit_bytes", Profile::lean, MetricType::Gauge, "limit",
-   "Memory limits and protections that are set: memory.high, max, swap.max below max, memory.min, low above 0 (+Inf for max); absent = not set (the full profile shows every one, unlimited as +Inf). Read with memory.stat at most every collector.limits_max_age (60 s by default; where the cgroup directory is watched, only if a limit was written since) and at once after a high, max or OOM event.",
+   "Memory limits and protections that are set: memory.high, max, swap.max below max, memory.min, low above 0 (+Inf for max); absent = not set (the full profile shows every one, unlimited as +Inf). Read with memory.stat at most every collector.limits_max_age (60 s by default; where the files are watched, only if one was written since) and at once after a high, max or OOM event.",
    [](const CV& c, const Ctx& x, Sink& s) {
      if (!c.stat) return;
      for (size_t k = 0; k < lim_count; ++k) {
@@ -354,7 +354,7 @@ const MetricDef kTable[] = {
    "Cgroups whose memory.events is polled (read only when the kernel flags a change) rather than read every pass.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.snap.events_polled)); }},
   {"memcg_exporter_cgroups_limits_watched", Profile::lean, MetricType::Gauge, "",
-   "Cgroups whose directory is watched (inotify): at collector.limits_max_age their limits and systemd-oomd record are re-read only if the kernel reported a write since the last read; the others are re-read every limits_max_age.", nullptr,
+   "Cgroups whose limit files are watched (inotify): at collector.limits_max_age their limits are re-read only if the kernel reported a write to one since the last read; the others' every limits_max_age.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.snap.limits_watched)); }},
   {"memcg_exporter_passes_total", Profile::lean, MetricType::Counter, "",
    "Collection passes completed.", nullptr,

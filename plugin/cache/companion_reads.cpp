@@ -14,6 +14,7 @@ CompanionReads decide_companions(const CompanionInput& in, TimePoint now) noexce
       in.reason == ReadReason::initial || in.reason == ReadReason::event || in.reason == ReadReason::forced;
   CompanionReads out;
   out.limits = everything || (due(in.limits_at, in.max_age, now) && (!in.limits_watched || in.limits_changed));
+  out.oomd = everything || due(in.oomd_at, in.max_age, now);
   out.peak = everything || in.moved_since_peak || due(in.peak_at, in.max_age, now);
   out.pressure = !in.pressure_probed && (everything || due(in.pressure_at, in.max_age, now));
   return out;

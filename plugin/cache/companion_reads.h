@@ -22,21 +22,25 @@ struct CompanionInput {
   // The probe of this pass read memory.pressure (it does whenever the cgroup
   // moved): it is fresh already.
   bool pressure_probed = false;
-  // The kernel tells when a limit file is written (the cgroup directory's
-  // inotify watch, cgroupfs/dir_watch.h), and whether one was since the
-  // limits were last read.
+  // The kernel tells when a limit file is written (inotify watches,
+  // cgroupfs/file_watch.h), and whether one was since the limits were
+  // last read.
   bool limits_watched = false, limits_changed = false;
+  // When systemd-oomd's record (the directory's xattrs) was last read.
+  std::optional<TimePoint> oomd_at;
   Duration max_age{};  // collector.limits_max_age: the bound for all three
 };
 
 struct CompanionReads {
-  bool limits = true, peak = true, pressure = true;
+  bool limits = true, peak = true, pressure = true, oomd = true;
 };
 
 // Limits: at most every max_age, at once when the read is about a limit (a
-// high/max/OOM event) or asked for (initial, forced); where the directory is
-// watched, the max_age read only if a limit was written since the last read
-// (the limits read then are still what the files say: nothing wrote them). memory.peak: whenever
+// high/max/OOM event) or asked for (initial, forced); where the files are
+// watched, the max_age read only if one was written since the last read
+// (the limits read then are still what the files say: nothing wrote them).
+// systemd-oomd's record: every max_age (no watch can tell its setxattr
+// without slowing every read of the directory's files), or with everything. memory.peak: whenever
 // usage moved since its last read (a peak only rises with usage), else at
 // least every max_age, since a spike between two probes that returns to the
 // same byte count is invisible to them. memory.pressure: the probe reads it

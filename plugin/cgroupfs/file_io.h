@@ -25,8 +25,8 @@ class FileIo {
   virtual ssize_t fgetxattr(int fd, const char* name, void* value, size_t size) noexcept;
   // Same contract as pwrite(2): memory.peak's reset (6.12+) is a write.
   virtual ssize_t pwrite(int fd, const char* buf, size_t len, off_t offset) noexcept;
-  // Same contract as inotify_add_watch(2): a cgroup directory's watch
-  // (dir_watch.h); tests fail it as a full fs.inotify.max_user_watches would.
+  // Same contract as inotify_add_watch(2): a limit file's watch
+  // (file_watch.h); tests fail it as a full fs.inotify.max_user_watches would.
   virtual int add_watch(int inotify_fd, const char* path, uint32_t mask) noexcept;
 
   static FileIo& system() noexcept;

@@ -307,6 +307,21 @@ TEST_F(CollectorTest, WhereMemoryPeakResetsPerFileTheOneMinuteHighHasTheSpikesBe
   for (int i = 0; i < 12 && reads(*c, "b", ReadReason::max_age) == max_age_reads; ++i) pass(*c);
   ASSERT_GT(reads(*c, "b", ReadReason::max_age), max_age_reads);
   EXPECT_EQ(*view(*c, "b").probe.current_max, 52428800u);
+  // Nothing above the usage the probe saw since the last reset: a reset
+  // would set the peak to that usage, which it is already, so none is written.
+  const auto next_read = [&] {
+    const uint64_t n = reads(*c, "b", ReadReason::max_age);
+    for (int i = 0; i < 12 && reads(*c, "b", ReadReason::max_age) == n; ++i) pass(*c);
+    ASSERT_GT(reads(*c, "b", ReadReason::max_age), n);
+  };
+  const auto b_resets = [&] { return std::count_if(resets.begin(), resets.end(), [](const std::string& p) { return p.ends_with("/b/memory.peak"); }); };
+  const auto written = b_resets();
+  tree.write("b", "memory.peak", std::to_string(*view(*c, "b").probe.current) + "\n");
+  next_read();
+  EXPECT_EQ(b_resets(), written) << "a quiet cgroup's read: memory.stat and memory.peak, no write";
+  tree.write("b", "memory.peak", "6291456\n");
+  next_read();
+  EXPECT_EQ(b_resets(), written + 1) << "a rise above the usage: reset, so the next read starts from there";
 }
 
 TEST_F(CollectorTest, WhereMemoryPeakCannotBeResetItIsTheWatermarkAndTheHighComesFromProbes) {

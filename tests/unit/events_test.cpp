@@ -198,6 +198,19 @@ TEST_F(EventsTest, SystemdOomdKillsAreReadFromTheCgroupsExtendedAttributes) {
   EXPECT_NE(view(*c, "pods/c2").stat, read_before) << "memory.stat read at once";
 }
 
+// No notification announces oomd's record (an inotify watch on the
+// directory would slow every read of its files), so it keeps its clock
+// while the watched limits do not.
+TEST_F(EventsTest, SystemdOomdsRecordIsReadEveryLimitsMaxAgeWhileTheLimitsAreWatched) {
+  cfg.collector.limits_max_age = 20s;
+  auto c = make();
+  pass(*c);
+  ASSERT_GT(c->latest()->limits_watched, 0u);
+  ASSERT_EQ(::setxattr(tree.dir("pods/c2").c_str(), "user.oomd_ooms", "2", 1, 0), 0);  // usage does not fall
+  for (int i = 0; i < 35 && !view(*c, "pods/c2").probe.events->oomd.ooms; ++i) pass(*c);
+  EXPECT_EQ(view(*c, "pods/c2").probe.events->oomd.ooms, std::optional<uint64_t>(2)) << "within limits_max_age and a max_age read";
+}
+
 TEST_F(EventsTest, RemovedCgroupsServeTheirInfoAndCountersMarkedAndNothingElse) {
   auto c = make();
   pass(*c);

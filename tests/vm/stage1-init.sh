@@ -252,10 +252,10 @@ else
   rc=1
 fi
 # The limits on the real kernel: a fourth exporter over the idle subtree
-# (t5, 50 cgroups) with limits_max_age 2 s. Each cgroup directory is watched
-# (inotify): a write to memory.max reaches it through kernfs (vfs_write's
-# IN_MODIFY), so quiet cgroups' limit files are not read again, and the one
-# written is read at its next max_age read.
+# (t5, 50 cgroups) with limits_max_age 2 s. Each limit file is watched
+# (inotify): a write to memory.max reaches the watch through kernfs
+# (vfs_write's IN_MODIFY), so quiet cgroups' limit files are not read again,
+# and the one written is read at its next max_age read.
 cat > /tmp/limits.toml <<TOML
 [collector]
 probe_interval = "500ms"

@@ -1,21 +1,20 @@
-#include "plugin/cgroupfs/dir_watch.h"
+#include "plugin/cgroupfs/file_watch.h"
 
 #include <sys/inotify.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <string>
 
 namespace memcg::cgroupfs {
 namespace {
 
 // IN_MASK_CREATE: a second handle on one inode would share its watch
 // descriptor, and the first to go would remove the other's watch.
-constexpr uint32_t kMask = IN_MODIFY | IN_ATTRIB | IN_MOVED_TO | IN_ONLYDIR | IN_MASK_CREATE;
-constexpr size_t kBufSize = 64 * 1024;
+constexpr uint32_t kMask = IN_MODIFY | IN_MASK_CREATE;
+constexpr size_t kBufSize = 16 * 1024;
 
 void sort_unique(std::vector<int>& v) {
   std::sort(v.begin(), v.end());
@@ -24,7 +23,7 @@ void sort_unique(std::vector<int>& v) {
 
 }  // namespace
 
-DirWatch& DirWatch::operator=(DirWatch&& o) noexcept {
+Watch& Watch::operator=(Watch&& o) noexcept {
   if (this != &o) {
     reset();
     owner_ = o.owner_;
@@ -34,45 +33,41 @@ DirWatch& DirWatch::operator=(DirWatch&& o) noexcept {
   return *this;
 }
 
-void DirWatch::reset() noexcept {
+void Watch::reset() noexcept {
   if (wd_ >= 0 && owner_) owner_->remove(wd_);
   wd_ = -1;
 }
 
-DirWatcher::DirWatcher() noexcept {
+WatchSet::WatchSet() noexcept {
   const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd < 0) error_ = errno;
   fd_.reset(fd);
 }
 
-DirWatch DirWatcher::add(FileIo& io, int dirfd, const std::string& path, int& err) noexcept {
+Watch WatchSet::add(FileIo& io, int dirfd, const std::string& dir_path, const char* name, int& err) noexcept {
   err = 0;
   if (!fd_.valid()) {
     err = error_;
     return {};
   }
-  std::array<char, 32> held{};
-  std::snprintf(held.data(), held.size(), "/proc/self/fd/%d", dirfd);
-  int wd = io.add_watch(fd_.get(), held.data(), kMask);
-  if (wd < 0 && errno == ENOENT) wd = io.add_watch(fd_.get(), path.c_str(), kMask);
+  char held[64 + 256];
+  std::snprintf(held, sizeof held, "/proc/self/fd/%d/%s", dirfd, name);
+  int wd = io.add_watch(fd_.get(), held, kMask);
+  // /proc/self/fd missing (no /proc) looks like a missing file: the path says which.
+  if (wd < 0 && errno == ENOENT) wd = io.add_watch(fd_.get(), (dir_path + "/" + name).c_str(), kMask);
   if (wd < 0) {
     err = errno != 0 ? errno : EIO;
     return {};
   }
-  return DirWatch(this, wd);
+  return Watch(this, wd);
 }
 
-void DirWatcher::remove(int wd) noexcept {
+void WatchSet::remove(int wd) noexcept {
   // EINVAL when the kernel dropped it already (IN_IGNORED not drained yet).
   if (fd_.valid()) ::inotify_rm_watch(fd_.get(), wd);
 }
 
-bool DirWatcher::names_a_limit(std::string_view name) noexcept {
-  return name == "memory.max" || name == "memory.high" || name == "memory.low" || name == "memory.min" ||
-         name == "memory.swap.max" || name == "memory.swap.events";
-}
-
-void DirWatcher::drain(WatchEvents& out) noexcept {
+void WatchSet::drain(WatchEvents& out) noexcept {
   out.changed.clear();
   out.lost.clear();
   out.overflow = false;
@@ -89,12 +84,10 @@ void DirWatcher::drain(WatchEvents& out) noexcept {
     for (size_t at = 0; at + sizeof(inotify_event) <= static_cast<size_t>(n);) {
       inotify_event ev;
       std::memcpy(&ev, buf_.data() + at, sizeof ev);  // the buffer is not aligned for it
-      const std::string_view name(buf_.data() + at + sizeof ev, ::strnlen(buf_.data() + at + sizeof ev, ev.len));
       at += sizeof ev + ev.len;
       if (ev.mask & IN_Q_OVERFLOW) out.overflow = true;
       else if (ev.mask & IN_IGNORED) out.lost.push_back(ev.wd);
-      else if ((ev.mask & IN_ATTRIB) && ev.len == 0) out.changed.push_back(ev.wd);  // the directory's own xattrs
-      else if ((ev.mask & (IN_MODIFY | IN_MOVED_TO)) && names_a_limit(name)) out.changed.push_back(ev.wd);
+      else if (ev.mask & IN_MODIFY) out.changed.push_back(ev.wd);
     }
   }
   sort_unique(out.changed);
