@@ -296,7 +296,6 @@ void CgroupTable::admit(const std::string& root, cgroupfs::WalkResult& found, Re
       continue;
     }
     register_events(e);
-    watch_limits(root, e);
     open_fds_ += fds_of(e);
     r.next.push_back(std::move(e));
     ++report.added;
@@ -318,6 +317,8 @@ void CgroupTable::register_events(CgroupEntry& e) noexcept {
 // every limits_max_age, as they were before watches, and the rest of the
 // cgroup's watches are given back.
 void CgroupTable::watch_limits(const std::string& root, CgroupEntry& e) noexcept {
+  if (e.limits_watch_tried) return;
+  e.limits_watch_tried = true;
   const std::string dir = cgroup_dir(root, e.id->path);
   e.limits_watched = true;
   for (size_t k = 0; k < lim_count && e.limits_watched; ++k) {
@@ -328,13 +329,14 @@ void CgroupTable::watch_limits(const std::string& root, CgroupEntry& e) noexcept
       e.limits_watched = false;
     }
   }
-  if (!e.limits_watched)
-    for (auto& w : e.limit_watches) w.reset();
+  if (e.limits_watched) return;
+  for (auto& w : e.limit_watches) w.reset();
+  ++unwatched_;
 }
 
 void CgroupTable::count_unwatched() noexcept {
   unwatched_ = 0;
-  for (const auto& e : entries_) unwatched_ += e.limits_watched ? 0u : 1u;
+  for (const auto& e : entries_) unwatched_ += e.limits_watch_tried && !e.limits_watched ? 1u : 0u;
 }
 
 void CgroupTable::take_watch_events() {

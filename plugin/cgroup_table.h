@@ -57,12 +57,14 @@ struct CgroupEntry {
   // memory.peak is open for writing: each read is followed by a reset of the
   // peak seen through this descriptor (6.12+, CgroupTable::set_peak_reset).
   bool peak_resettable = false;
-  // The limit files' inotify watches (cgroupfs/file_watch.h). While every
-  // limit file the cgroup has is watched (limits_watched), its limits are
-  // not re-read every limits_max_age: only once one was written
-  // (limits_owed), or when a read takes everything along.
+  // The limit files' inotify watches (cgroupfs/file_watch.h), set at the
+  // cgroup's first periodic limits read (limits_watch_tried): a cgroup gone
+  // sooner never pays for them. While every limit file the cgroup has is
+  // watched (limits_watched), its limits are not re-read every
+  // limits_max_age: only once one was written (limits_owed), or when a read
+  // takes everything along.
   std::array<cgroupfs::Watch, lim_count> limit_watches;
-  bool limits_watched = false;
+  bool limits_watch_tried = false, limits_watched = false;
   bool limits_owed = false;
   // systemd-oomd's record (the directory's xattrs): read every limits_max_age.
   std::optional<TimePoint> oomd_at;
@@ -113,7 +115,10 @@ class CgroupTable {
   // last call (all watched ones after a queue overflow); a cgroup one of
   // whose watches the kernel dropped is watched no more.
   void take_watch_events();
-  // Collected cgroups whose limit files are not all watched (their limits
+  // Watches `e`'s limit files (once; the collector calls it just before the
+  // first periodic read of them, so that a write after that read is seen).
+  void watch_limits(const std::string& root, CgroupEntry& e) noexcept;
+  // Collected cgroups whose limit files could not be watched (their limits
   // are read every limits_max_age), and the errno of the last watch refused.
   uint64_t unwatched() const noexcept { return unwatched_; }
   int watch_error() const noexcept { return watch_error_; }
@@ -155,7 +160,6 @@ class CgroupTable {
   void admit(const std::string& root, cgroupfs::WalkResult& found, Reconciled& r, PassReport& report,
              Counters& counters);
   void register_events(CgroupEntry& e) noexcept;
-  void watch_limits(const std::string& root, CgroupEntry& e) noexcept;
   void count_unwatched() noexcept;
   // Adds a kept event file to the epoll set: false where it cannot be polled
   // (regular files of fixture trees: EPERM), which is then read every pass.

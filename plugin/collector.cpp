@@ -98,6 +98,9 @@ void Collector::apply_read(CgroupEntry& e, cache::ReadReason reason, const Cgrou
   in.oomd_at = e.oomd_at;
   in.max_age = config_.collector.limits_max_age;
   const cache::CompanionReads take = cache::decide_companions(in, now);
+  // Watched from the first periodic limits read on, before it: a write
+  // after the read is then announced.
+  if (take.limits && reason != cache::ReadReason::initial) table_.watch_limits(root_, e);
   CgroupReader::StatRead r = reader_.finish_stat(e, f, take, {now, pass_wall_}, report);
   if (r.gone) e.gone = true;
   if (!r.record) return;  // an error keeps the old values and the pending change: retried next pass

@@ -12,8 +12,12 @@ namespace memcg::cgroupfs {
 namespace {
 
 // IN_MASK_CREATE: a second handle on one inode would share its watch
-// descriptor, and the first to go would remove the other's watch.
-constexpr uint32_t kMask = IN_MODIFY | IN_MASK_CREATE;
+// descriptor, and the first to go would remove the other's watch. Besides
+// writes: anything else that may have changed what the file says (its
+// attributes, a file renamed over it on a regular filesystem); cgroupfs
+// has none of these but a chown.
+constexpr uint32_t kChanged = IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF;
+constexpr uint32_t kMask = kChanged | IN_MASK_CREATE;
 constexpr size_t kBufSize = 16 * 1024;
 
 void sort_unique(std::vector<int>& v) {
@@ -87,7 +91,7 @@ void WatchSet::drain(WatchEvents& out) noexcept {
       at += sizeof ev + ev.len;
       if (ev.mask & IN_Q_OVERFLOW) out.overflow = true;
       else if (ev.mask & IN_IGNORED) out.lost.push_back(ev.wd);
-      else if (ev.mask & IN_MODIFY) out.changed.push_back(ev.wd);
+      else if (ev.mask & kChanged) out.changed.push_back(ev.wd);
     }
   }
   sort_unique(out.changed);

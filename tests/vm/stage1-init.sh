@@ -266,7 +266,7 @@ TOML
 memcg-exporter --root $CG/t5 --config /tmp/limits.toml --web.listen-address 127.0.0.1:9759 >/tmp/limits.log 2>&1 &
 lpid=$!
 lm() { wget -qO- http://127.0.0.1:9759/metrics | awk -v k="$1" 'index($0, k) == 1 {print $NF}'; }
-sleep 4
+sleep 8  # watched from each cgroup's first periodic limits read (2 s, then a 1 s max_age read)
 watched=$(lm 'memcg_exporter_cgroups_limits_watched ') collected=$(lm 'memcg_exporter_cgroups ')
 m0=$(lm 'memcg_exporter_file_reads_total{file="memory.max"}')
 sleep 8  # four limits_max_age
