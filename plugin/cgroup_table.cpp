@@ -342,7 +342,7 @@ void CgroupTable::count_unwatched() noexcept {
 void CgroupTable::take_watch_events() {
   watcher_.drain(watch_events_);
   if (!watch_events_.any()) return;
-  // An overflow or a failed read lost events: any directory may have changed.
+  // An overflow or a failed read lost events: any watched file may have changed.
   const bool all = watch_events_.overflow || watch_events_.error != 0;
   const auto has = [](const std::vector<int>& v, int wd) { return !v.empty() && std::binary_search(v.begin(), v.end(), wd); };
   for (auto& e : entries_) {

@@ -28,7 +28,7 @@ struct CompanionInput {
   bool limits_watched = false, limits_changed = false;
   // When systemd-oomd's record (the directory's xattrs) was last read.
   std::optional<TimePoint> oomd_at;
-  Duration max_age{};  // collector.limits_max_age: the bound for all three
+  Duration max_age{};  // collector.limits_max_age: the bound for all of them
 };
 
 struct CompanionReads {
@@ -40,10 +40,10 @@ struct CompanionReads {
 // watched, the max_age read only if one was written since the last read
 // (the limits read then are still what the files say: nothing wrote them).
 // systemd-oomd's record: every max_age (no watch can tell its setxattr
-// without slowing every read of the directory's files), or with everything. memory.peak: whenever
-// usage moved since its last read (a peak only rises with usage), else at
-// least every max_age, since a spike between two probes that returns to the
-// same byte count is invisible to them. memory.pressure: the probe reads it
+// without slowing every read of the directory's files), or with everything.
+// memory.peak: whenever usage moved since its last read (a peak only rises
+// with usage), else at least every max_age, since a spike between two probes
+// that returns to the same byte count is invisible to them. memory.pressure: the probe reads it
 // whenever the cgroup moves, so here only when the probe did not and it is
 // max_age old (a stall with no change in usage: rare, bounded). An event,
 // forced or initial read takes everything along.

@@ -13,10 +13,12 @@
 # seccomp filters (what the hardening costs per system call).
 # NETDATA_BASELINE=PATH adds a window of another memcg-exporter binary (an
 # earlier build's exporter/memcg-exporter) under the same unit in the same
-# boot: a change judged side by side, not across boots (±15 % here).
+# boot, between two windows of this build: a change judged side by side,
+# not across boots (±15 % here), and the drift within the boot shown.
 # NETDATA_PROFILE=1 adds linux-perf to the guest and prints where the
 # exporter's CPU goes (this build's binary with its symbol table, sampled
-# after the measured windows, so the sampling costs none of them).
+# after the measured windows, so the sampling costs none of them), and the
+# collector thread's kernel call chains.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)

@@ -281,7 +281,7 @@ kill $lpid
 wait $lpid
 echo max > $CG/t5/g2/l1/memory.max
 if [ -n "$watched" ] && [ "$watched" = "$collected" ] && [ "$m0" = "$m1" ] && [ "$((m2 - m1))" = 1 ] && [ "$limit" = 33554432 ]; then
-  echo "CHECK limits-watched ok: $watched of $collected directories watched, memory.max reads $m0 -> $m1 in 8 s, $m2 after a write, read $limit"
+  echo "CHECK limits-watched ok: $watched of $collected cgroups' limit files watched, memory.max reads $m0 -> $m1 in 8 s, $m2 after a write, read $limit"
 else
   echo "CHECK limits-watched FAIL: watched $watched of $collected, memory.max reads $m0 -> $m1 -> $m2, limit ${limit:-none}"
   tail -n 5 /tmp/limits.log
