@@ -100,7 +100,7 @@ void Collector::apply_read(CgroupEntry& e, cache::ReadReason reason, const Cgrou
   const cache::CompanionReads take = cache::decide_companions(in, now);
   // Watched from the first periodic limits read on, before it: a write
   // after the read is then announced.
-  if (take.limits && reason != cache::ReadReason::initial) table_.watch_limits(root_, e);
+  if (take.limits && reason != cache::ReadReason::initial && in.max_age > Duration::zero()) table_.watch_limits(root_, e);
   CgroupReader::StatRead r = reader_.finish_stat(e, f, take, {now, pass_wall_}, report);
   if (r.gone) e.gone = true;
   if (!r.record) return;  // an error keeps the old values and the pending change: retried next pass

@@ -13,7 +13,9 @@ CompanionReads decide_companions(const CompanionInput& in, TimePoint now) noexce
   const bool everything =
       in.reason == ReadReason::initial || in.reason == ReadReason::event || in.reason == ReadReason::forced;
   CompanionReads out;
-  out.limits = everything || (due(in.limits_at, in.max_age, now) && (!in.limits_watched || in.limits_changed));
+  // max_age 0 asks for them with every read, watched or not.
+  const bool trust_watch = in.limits_watched && !in.limits_changed && in.max_age > Duration::zero();
+  out.limits = everything || (due(in.limits_at, in.max_age, now) && !trust_watch);
   out.oomd = everything || due(in.oomd_at, in.max_age, now);
   out.peak = everything || in.moved_since_peak || due(in.peak_at, in.max_age, now);
   out.pressure = !in.pressure_probed && (everything || due(in.pressure_at, in.max_age, now));

@@ -206,6 +206,9 @@ TEST(Companions, AWatchedCgroupsLimitsAreReadAtMaxAgeOnlyAfterAWrite) {
   in.limits_changed = false;
   in.reason = ReadReason::event;
   EXPECT_TRUE(decide_companions(in, t0 + 1s).limits) << "a limit event still takes them at once";
+  in.reason = ReadReason::max_age;
+  in.max_age = 0s;
+  EXPECT_TRUE(decide_companions(in, t0 + 1s).limits) << "limits_max_age 0: with every read, watched or not";
 }
 
 TEST(Companions, MovedUsageTakesThePeakAndAProbedPressureIsNotReadTwice) {
