@@ -154,28 +154,9 @@ void Collector::count_skip(CgroupEntry& e, PassReport& report) noexcept {
   ++report.skips;
 }
 
-PassReport Collector::run_pass() {
-  PassReport report;
-  const TimePoint now = clock_.now();
-  pass_wall_ = clock_.wall();
-  const Duration cpu0 = clock_.thread_cpu();
-  // Snapshots and event wake-ups between the passes counted themselves as probe work.
-  if (ended_cpu_) counters_.wait_cpu += (cpu0 - *ended_cpu_) - (counters_.probe_cpu - ended_probe_cpu_);
-  Duration cpu1 = cpu0;
-  if (need_rescan_ || now - last_rescan_ >= config_.collector.rescan_interval) {
-    table_.rescan(root_, config_, report, counters_);
-    need_rescan_ = false;
-    last_rescan_ = now;
-    if (table_.root_ok()) last_good_rescan_wall_ = clock_.wall();
-    cpu1 = clock_.thread_cpu();
-    counters_.rescan_cpu += cpu1 - cpu0;
-  }
-  refresh_records(report.rescanned, now, report);
+// Every cgroup's cheap files: its change into deltas_, notable events into moved_.
+void Collector::probe_all(TimePoint now, PassReport& report) {
   const bool host_swap = io_.host_has_swap();
-  mark_forced();
-  table_.poll_events();
-  table_.take_watch_events();
-
   auto& entries = table_.entries();
   const size_t n = entries.size();
   deltas_.resize(n);
@@ -196,6 +177,29 @@ PassReport Collector::run_pass() {
     e.has_probe = true;
     if (p.moved) e.moved_since_peak = true;
   }
+}
+
+PassReport Collector::run_pass() {
+  PassReport report;
+  const TimePoint now = clock_.now();
+  pass_wall_ = clock_.wall();
+  const Duration cpu0 = clock_.thread_cpu();
+  // Snapshots and event wake-ups between the passes counted themselves as probe work.
+  if (ended_cpu_) counters_.wait_cpu += (cpu0 - *ended_cpu_) - (counters_.probe_cpu - ended_probe_cpu_);
+  Duration cpu1 = cpu0;
+  if (need_rescan_ || now - last_rescan_ >= config_.collector.rescan_interval) {
+    table_.rescan(root_, config_, report, counters_);
+    need_rescan_ = false;
+    last_rescan_ = now;
+    if (table_.root_ok()) last_good_rescan_wall_ = clock_.wall();
+    cpu1 = clock_.thread_cpu();
+    counters_.rescan_cpu += cpu1 - cpu0;
+  }
+  refresh_records(report.rescanned, now, report);
+  mark_forced();
+  table_.poll_events();
+  table_.take_watch_events();
+  probe_all(now, report);
   cache::subtree_change(table_.parents(), deltas_, change_, scratch_a_, scratch_b_);
   decide(now, report);
   const Duration cpu2 = clock_.thread_cpu();

@@ -117,6 +117,7 @@ class Collector {
   void mark_forced();   // refresh requests from other threads -> CgroupEntry::forced
   void count_skip(CgroupEntry& e, PassReport& report) noexcept;
   void refresh_records(bool rescanned, TimePoint now, PassReport& report);
+  void probe_all(TimePoint now, PassReport& report);
 
   std::string root_;
   config::Config config_;
