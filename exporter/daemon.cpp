@@ -277,7 +277,8 @@ class PassAftermath {
                  " times so far): the next one starts at once rather than catching up");
     last_behind_ = schedule_.fell_behind();
     backend_.status().pass_overruns.store(last_behind_);
-    const bool ping = schedule_.ping_due(now), say = schedule_.status_due(now) || !announced_;
+    const bool say = schedule_.status_due(now) || !announced_;
+    const bool ping = schedule_.ping_after_pass(now, say);
     if (ping) schedule_.pinged(now);
     if (say) schedule_.status_sent(now);
     const std::string status = say || log_enabled(LogLevel::debug)

@@ -41,6 +41,16 @@ class PassSchedule {
   // is up. Not every pass: each ping is a datagram systemd takes in, and a
   // 1 s pass under the unit's WatchdogSec=30s needs one in fifteen.
   bool ping_due(TimePoint now) const noexcept { return watchdog_ && now >= last_ping_ + *watchdog_ / 2; }
+  // At the end of a pass (after pass_done): whether to ping now. When a
+  // ping falls due before the next pass starts, so that the wait never
+  // wakes up only to ping a few milliseconds after a pass that could have
+  // sent it; and with a status line (`status_too`), which is a datagram
+  // anyway. Pings still come at most half the watchdog interval apart, and
+  // the loop wakes up between passes for one only when passes are further
+  // apart than that.
+  bool ping_after_pass(TimePoint now, bool status_too) const noexcept {
+    return watchdog_ && (status_too || ping_due(now) || ping_due(next_));
+  }
   void pinged(TimePoint now) noexcept { last_ping_ = now; }
 
   // The STATUS= line `systemctl status` shows: refreshed at most every

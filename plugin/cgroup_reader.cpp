@@ -71,8 +71,27 @@ bool CgroupReader::probe_pressure(CgroupEntry& e, TimePoint now, PassReport& rep
   return true;
 }
 
-CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, TimePoint now, bool host_swap, bool events_flagged,
-                                        bool swap_flagged, PassReport& report) {
+void CgroupReader::read_ahead_one(const CgroupEntry& e, FileKind kind, Ahead& out) noexcept {
+  out.len = -1;
+  const sys::UniqueFd& fd = e.file(kind);
+  if (!fd.valid()) return;
+  const ssize_t n = io_.pread(fd.get(), out.text.data(), out.text.size(), 0);
+  if (n < 0 || static_cast<size_t>(n) >= out.text.size()) return;  // the probe reads it again and says why
+  out.len = static_cast<int8_t>(n);
+  ++counters_.file_reads[static_cast<size_t>(kind)];
+}
+
+void CgroupReader::read_ahead(std::span<const CgroupEntry> entries, bool host_swap, std::vector<ProbeAhead>& out) {
+  out.resize(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    read_ahead_one(entries[i], FileKind::current, out[i].current);
+    if (swap_known_zero(entries[i], host_swap)) out[i].swap.len = -1;
+    else read_ahead_one(entries[i], FileKind::swap_current, out[i].swap);
+  }
+}
+
+CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, const ProbeAhead* ahead, TimePoint now, bool host_swap,
+                                        bool events_flagged, bool swap_flagged, PassReport& report) {
   Probe out;
   // Updated in place: a quiet cgroup's events and PSI totals stay where they
   // are instead of being copied into a new ProbeValues every pass.
@@ -80,7 +99,7 @@ CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, TimePoint now, bool host
   const Previous prev = previous(e);
   p.at = now;
   p.current_rate.reset();
-  if (!probe_usage(e, prev, host_swap, now, report)) {
+  if (!probe_usage(e, ahead, host_swap, now, report)) {
     out.gone = true;
     return out;
   }
@@ -124,11 +143,13 @@ CgroupReader::Previous CgroupReader::previous(const CgroupEntry& e) noexcept {
 
 // memory.current and memory.swap.current into e.probe, and the one-minute
 // high; false when the cgroup is gone.
-bool CgroupReader::probe_usage(CgroupEntry& e, const Previous& prev, bool host_swap, TimePoint now, PassReport& report) {
+bool CgroupReader::probe_usage(CgroupEntry& e, const ProbeAhead* ahead, bool host_swap, TimePoint now,
+                               PassReport& report) {
   ProbeValues& p = e.probe;
-  auto single = [&](FileKind kind, std::optional<uint64_t>& value) {
+  auto single = [&](FileKind kind, const Ahead* a, std::optional<uint64_t>& value) {
     value.reset();
-    const FileRead r = read_value(e, kind, report);
+    const FileRead r = a && a->len >= 0 ? FileRead{Status::ok, std::string_view(a->text.data(), static_cast<size_t>(a->len))}
+                                        : read_value(e, kind, report);
     if (r.status == Status::gone) return false;
     if (r.status != Status::ok) return true;
     auto v = parse::parse_single_value(r.text);
@@ -136,11 +157,13 @@ bool CgroupReader::probe_usage(CgroupEntry& e, const Previous& prev, bool host_s
     else value = v->value;
     return true;
   };
-  // Without swap space on the host a cgroup's swap usage can only fall (swapoff
-  // pulls pages back in) and stays 0 once it got there, so that read is skipped:
-  // on a swapless host (most Kubernetes nodes) an idle probe is one pread.
-  const bool swap_known_zero = !host_swap && prev.had_swap && prev.swap == 0;
-  if (!single(FileKind::current, p.current) || (!swap_known_zero && !single(FileKind::swap_current, p.swap))) return false;
+  // A swap usage known to stay 0 is not read: on a swapless host (most
+  // Kubernetes nodes) an idle probe is one pread. Decided from the entry
+  // before anything is written into it, as read_ahead decided.
+  const bool skip_swap = swap_known_zero(e, host_swap);
+  if (!single(FileKind::current, ahead ? &ahead->current : nullptr, p.current) ||
+      (!skip_swap && !single(FileKind::swap_current, ahead ? &ahead->swap : nullptr, p.swap)))
+    return false;
   p.current_max.reset();
   if (p.current) {
     const auto at = window_at(now);

@@ -36,13 +36,33 @@ class CgroupReader {
     bool moved = false;         // memory.current, swap.current or memory.events changed (or the first probe)
     bool gone = false;          // the cgroup went away: nothing else is valid (e.probe neither)
   };
+  // A one-value file read ahead of the probe: its text, or len < 0 where it
+  // was not read ahead (no kept fd, an error, too long to be a value) and
+  // the probe reads it itself, reporting what went wrong as it always did.
+  struct Ahead {
+    int8_t len = -1;
+    std::array<char, 23> text;
+  };
+  struct ProbeAhead {
+    Ahead current, swap;
+  };
+  // memory.current, and memory.swap.current where the probe will want it, of
+  // every entry: one pread each, back to back, before any is looked at. A
+  // probe is one system call and a few hundred instructions of bookkeeping;
+  // run apart, the loop of system calls and the loop of bookkeeping each
+  // keep their own code and data warm (under emulation a system call
+  // empties the translation caches the next instructions need, on hardware
+  // the mitigations at each kernel entry and exit cost the branch
+  // predictors likewise). `out` is resized to the entries, indexed alike.
+  void read_ahead(std::span<const CgroupEntry> entries, bool host_swap, std::vector<ProbeAhead>& out);
   // Reads the cheap files into e.probe, in place (a quiet cgroup's events
   // and PSI totals are not copied every pass); the caller sets has_probe.
+  // `ahead`: what read_ahead read for it (null: everything read here).
   // `host_swap`: the host has swap space (else a swap of 0 stays 0 and is not
   // re-read); `events_flagged`, `swap_flagged`: the kernel flagged
   // memory.events, memory.swap.events (when polled).
-  Probe probe(CgroupEntry& e, TimePoint now, bool host_swap, bool events_flagged, bool swap_flagged,
-              PassReport& report);
+  Probe probe(CgroupEntry& e, const ProbeAhead* ahead, TimePoint now, bool host_swap, bool events_flagged,
+              bool swap_flagged, PassReport& report);
 
   // The event counters (memory_events.h), into e.probe.events: a new block
   // when one changed, the old one shared otherwise. memory.events when
@@ -118,7 +138,13 @@ class CgroupReader {
     TimePoint at{};
   };
   static Previous previous(const CgroupEntry& e) noexcept;
-  bool probe_usage(CgroupEntry& e, const Previous& prev, bool host_swap, TimePoint now, PassReport& report);
+  // Without swap space on the host a cgroup's swap usage can only fall
+  // (swapoff pulls pages back in) and stays 0 once it got there.
+  static bool swap_known_zero(const CgroupEntry& e, bool host_swap) noexcept {
+    return !host_swap && e.has_probe && e.probe.swap && *e.probe.swap == 0;
+  }
+  void read_ahead_one(const CgroupEntry& e, FileKind kind, Ahead& out) noexcept;
+  bool probe_usage(CgroupEntry& e, const ProbeAhead* ahead, bool host_swap, TimePoint now, PassReport& report);
   static bool usage_moved(const ProbeValues& p, const Previous& prev) noexcept;
   static cache::ProbeDelta usage_delta(ProbeValues& p, const Previous& prev, TimePoint now) noexcept;
   // memory.peak into rec when `take` (else the previous record's), reset

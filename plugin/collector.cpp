@@ -164,9 +164,10 @@ void Collector::probe_all(TimePoint now, PassReport& report) {
   scratch_a_.resize(n);
   scratch_b_.resize(n);
   moved_.assign(n, 0);
+  reader_.read_ahead(entries, host_swap, ahead_);
   for (size_t i = 0; i < n; ++i) {
     CgroupEntry& e = entries[i];
-    CgroupReader::Probe p = reader_.probe(e, now, host_swap, table_.flagged(e, FileKind::events),
+    CgroupReader::Probe p = reader_.probe(e, &ahead_[i], now, host_swap, table_.flagged(e, FileKind::events),
                                           table_.flagged(e, FileKind::swap_events), report);
     deltas_[i] = p.delta;
     moved_[i] = p.events_moved;

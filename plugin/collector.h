@@ -150,6 +150,7 @@ class Collector {
   std::vector<uint64_t> change_;
   std::vector<int64_t> scratch_a_, scratch_b_;
   std::vector<unsigned char> moved_;
+  std::vector<CgroupReader::ProbeAhead> ahead_;  // every cgroup's memory.current, read before any is probed
   std::vector<cache::ReadCandidate> wanted_;
   std::vector<unsigned char> chosen_;
   std::vector<std::pair<uint32_t, cache::ReadReason>> batch_;  // reads of this pass: entry index, reason

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "config/config.h"
@@ -521,6 +522,48 @@ TEST_F(CollectorTest, CgroupGoneMidReadIsDroppedQuietly) {
   r = pass(*c);
   EXPECT_FALSE(has(*c, "b"));
   EXPECT_TRUE(r.errors.empty());
+}
+
+TEST_F(CollectorTest, APassReadsEveryMemoryCurrentBeforeAnythingElse) {
+  // The system calls of the probes back to back, the bookkeeping after
+  // (CgroupReader::read_ahead): one read of each cgroup's memory.current
+  // per pass, all of them first.
+  auto c = make();
+  pass(*c);
+  std::vector<std::string> order;
+  io.on_pread = [&](std::string_view path) { order.emplace_back(path); };
+  const auto current_reads = [&] { return c->latest()->file_reads[static_cast<size_t>(FileKind::current)]; };
+  const uint64_t before = current_reads();
+  grow("a/x", 1 << 20);  // one cgroup moves: its events and pressure are read in its probe
+  pass(*c);
+  ASSERT_EQ(c->latest()->cgroups.size(), 5u);  // the root (no memory.current of its own), a, a/x, a/y, b
+  const auto usage = [](const std::string& p) { return p.ends_with("/memory.current") || p.ends_with("/memory.swap.current"); };
+  size_t first_other = 0;
+  while (first_other < order.size() && usage(order[first_other])) ++first_other;
+  ASSERT_LT(first_other, order.size()) << "a/x's events and pressure come after";
+  std::set<std::string> seen;
+  for (size_t i = 0; i < first_other; ++i) {
+    if (!order[i].ends_with("/memory.current")) continue;
+    EXPECT_TRUE(seen.insert(order[i]).second) << "twice: " << order[i];
+  }
+  EXPECT_EQ(seen.size(), 4u) << "every cgroup's memory.current, once";
+  for (size_t i = first_other; i < order.size(); ++i) EXPECT_FALSE(usage(order[i])) << "read again: " << order[i];
+  EXPECT_EQ(current_reads(), before + 4);
+  EXPECT_EQ(view(*c, "a/x").probe.current, (6u << 20) + (1u << 20));
+
+  // A read that fails ahead is read again by the probe, which reports it
+  // once, with its path, as before.
+  io.faults_[tree.dir("b") + "/memory.current"] = EIO;
+  const auto r = pass(*c);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].err, EIO);
+  EXPECT_EQ(r.errors[0].path, tree.dir("b") + "/memory.current");
+  EXPECT_EQ(c->latest()->read_errors[static_cast<size_t>(FileKind::current)], 1u);
+  EXPECT_FALSE(view(*c, "b").probe.current.has_value()) << "no value this pass";
+  EXPECT_EQ(view(*c, "a").probe.current, (10u << 20) + (1u << 20)) << "the others read as ever";
+  io.faults_.clear();
+  pass(*c);
+  EXPECT_EQ(view(*c, "b").probe.current, 1u << 20);
 }
 
 TEST_F(CollectorTest, ReadErrorKeepsOldValuesAndPendingChange) {

@@ -77,6 +77,65 @@ TEST(PassSchedule, PassesPingAtHalfTheWatchdogAndRefreshTheStatusEveryTenSeconds
   EXPECT_FALSE(none.ping_due(clock.peek() + 1h)) << "no watchdog, no pings";
 }
 
+// WatchdogSec=4s and 1 s passes whose ends wander by tens of milliseconds:
+// a ping due between two passes is sent by the pass before, so the wait
+// sleeps from pass to pass and never wakes up only to ping.
+TEST(PassSchedule, PingsRideOnPassesAndStatusLinesInsteadOfWakingTheWait) {
+  ManualClock clock;
+  PassSchedule s(1s, std::chrono::seconds(4), clock.peek());
+  s.status_sent(clock.peek());
+  s.pinged(clock.peek());
+  TimePoint last_ping = clock.peek();
+  int pings = 0, statuses = 0;
+  Duration longest{0};
+  const Duration lengths[] = {80ms, 20ms, 140ms, 60ms, 10ms};
+  for (int pass = 0; pass < 120; ++pass) {  // two minutes
+    const TimePoint start = clock.peek();
+    clock.advance(lengths[pass % 5]);
+    s.pass_done(clock.peek());
+    const bool status = s.status_due(clock.peek());
+    if (status) {
+      ++statuses;
+      s.status_sent(clock.peek());
+    }
+    if (s.ping_after_pass(clock.peek(), status)) {
+      ++pings;
+      longest = std::max(longest, clock.peek() - last_ping);
+      last_ping = clock.peek();
+      s.pinged(clock.peek());
+    }
+    ASSERT_EQ(s.wake_at(), s.next_pass()) << "pass " << pass << ": the wait would wake up for a ping";
+    ASSERT_FALSE(s.ping_due(s.next_pass() - 1ns)) << "pass " << pass << ": a ping falls due before the next pass";
+    clock.advance(s.next_pass() - clock.peek());
+    ASSERT_EQ(clock.peek() - start, 1s);
+  }
+  EXPECT_LE(longest, 2s + 140ms) << "half the watchdog interval, late by at most a pass";
+  EXPECT_GE(pings, 58) << "about one every 2 s";
+  EXPECT_LE(pings, 62) << "not one every pass";
+  EXPECT_EQ(statuses, 11) << "every 10 s";
+
+  // Under the packaged unit (WatchdogSec=30s) every ping rides on a status line.
+  PassSchedule packaged(1s, std::chrono::seconds(30), clock.peek());
+  packaged.status_sent(clock.peek());
+  packaged.pinged(clock.peek());
+  int alone = 0;
+  for (int pass = 0; pass < 120; ++pass) {
+    clock.advance(50ms);
+    packaged.pass_done(clock.peek());
+    const bool status = packaged.status_due(clock.peek());
+    if (status) packaged.status_sent(clock.peek());
+    if (packaged.ping_after_pass(clock.peek(), status)) {
+      alone += status ? 0 : 1;
+      packaged.pinged(clock.peek());
+    }
+    clock.advance(packaged.next_pass() - clock.peek());
+  }
+  EXPECT_EQ(alone, 0) << "no datagram of its own for a ping";
+  PassSchedule none(1s, std::nullopt, clock.peek());
+  none.pass_done(clock.peek());
+  EXPECT_FALSE(none.ping_after_pass(clock.peek(), true)) << "no watchdog, no pings, even with a status";
+}
+
 TEST(PassSchedule, AReloadedIntervalAppliesFromTheNextPass) {
   ManualClock clock;
   PassSchedule s(1s, std::nullopt, clock.peek());
