@@ -142,6 +142,52 @@ TEST(StatParse, ReparseOfSameLayoutAllocatesNothing) {
   EXPECT_EQ(v.unknown.size(), 1u);
 }
 
+// A layout learnt from earlier reads takes the one-scan path for lines that
+// hold the key they held before; whatever a line holds, the result must be
+// what a parser that never saw the file makes of it. Mutations of a real
+// body: digits added (a 20th, a 21st), junk after a value, keys lengthened
+// or cut, lines dropped, duplicated, emptied or swapped, the body cut off.
+TEST(StatParse, ALearntLayoutParsesEveryMutationAsAFreshParserDoes) {
+  const std::string body = fixtures::kernel_file("work_hog", "memory.stat");
+  uint64_t seed = 0x9e3779b97f4a7c15u;
+  const auto rnd = [&](size_t n) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    return static_cast<size_t>(seed % n);
+  };
+  const std::string edits[] = {"9", "99999999999", " ", "x", "\n", "_thp", "", "-", "\n\n", "18446744073709551615"};
+  StatValues warm_v;
+  LayoutCache warm;
+  parse_flat_keyed(body, stat_key_table(), warm, warm_v.out());
+  for (int round = 0; round < 3000; ++round) {
+    std::string text = body;
+    for (int e = 1 + static_cast<int>(rnd(3)); e > 0; --e) {
+      const size_t at = rnd(text.size() + 1);
+      switch (rnd(4)) {
+        case 0: text.insert(at, edits[rnd(std::size(edits))]); break;
+        case 1: text.erase(at, rnd(12)); break;
+        case 2: text.resize(at); break;
+        default: {  // a whole line repeated elsewhere
+          const size_t from = text.rfind('\n', at), to = text.find('\n', at);
+          const size_t b = from == std::string::npos ? 0 : from + 1;
+          text.insert(rnd(text.size() + 1), text.substr(b, (to == std::string::npos ? text.size() : to + 1) - b));
+        }
+      }
+    }
+    LayoutCache learnt = warm;  // every round starts from the layout of the real body
+    StatValues a, b;
+    LayoutCache fresh;
+    const ParseResult ra = parse_flat_keyed(text, stat_key_table(), learnt, a.out());
+    const ParseResult rb = parse_flat_keyed(text, stat_key_table(), fresh, b.out());
+    ASSERT_EQ(ra.lines, rb.lines) << text;
+    ASSERT_EQ(ra.malformed, rb.malformed) << text;
+    ASSERT_EQ(a, b) << text;
+    // ...and it leaves the layout a fresh parser learns, for the next read.
+    StatValues c;
+    parse_flat_keyed(text, stat_key_table(), learnt, c.out());
+    ASSERT_EQ(c, b) << text;
+  }
+}
+
 TEST(StatParse, KeysAbsentFromANewReadAreCleared) {
   StatValues v;
   LayoutCache layout;
