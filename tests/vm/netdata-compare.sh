@@ -73,7 +73,12 @@ exporter_window() {
   local tag="NETDATA memcg-exporter$1"
   systemctl start memcg-exporter
   for _ in $(seq 120); do curl -sf http://127.0.0.1:9756/-/ready >/dev/null && break; sleep 1; done
-  sleep 30  # past the initial reads and the first refreshes
+  # The steady state of a daemon that runs for days: past the initial reads,
+  # the first refreshes and the first collector.limits_max_age (60 s), where
+  # each cgroup's limit files get their watches (five inotify_add_watch
+  # calls once per cgroup: in a window that holds them, a tenth of the
+  # collector's samples, a cost no later minute pays).
+  sleep 75
   pid=$(systemctl show -p MainPID --value memcg-exporter)
   echo "NETDATA check: $(find $CG/bench -type d | wc -l) cgroups under bench before the exporter's window; seccomp: $(awk '/^Seccomp(_filters)?:/ {printf "%s %s ", $1, $2}' /proc/$pid/status); exporter log: $(journalctl -u memcg-exporter -p warning --no-pager -q | tail -n 3 | tr '\n' ' ')"
   # The same window for the bare memory.current loop over every cgroup, alone
@@ -134,7 +139,7 @@ if [ "$NETDATA_PROFILE" = 1 ]; then
   # by binary and function (kernel and user), with a gzip scrape every 15 s.
   run_binary /usr/local/bin/memcg-exporter-symbols
   systemctl start memcg-exporter
-  sleep 40
+  sleep 75  # the steady state, as the measured windows
   pid=$(systemctl show -p MainPID --value memcg-exporter)
   ( for _ in 1 2 3 4; do curl -sf -H 'Accept-Encoding: gzip' -o /dev/null http://127.0.0.1:9756/metrics; sleep 15; done ) &
   scrapes=$!
