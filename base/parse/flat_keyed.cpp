@@ -1,9 +1,9 @@
 #include "base/parse/flat_keyed.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "base/parse/number.h"
+#include "base/text/short_bytes.h"
 
 namespace memcg::parse {
 namespace {
@@ -26,22 +26,6 @@ bool store_unknown(std::vector<UnknownKey>& unknown, size_t& used, std::string_v
   return true;
 }
 
-// memcmp for the short keys of these files, without the library call: a
-// key is 3-30 bytes, and the call and its vector set-up cost more than the
-// comparison (under emulation several times more).
-bool same_bytes(const char* a, const char* b, size_t n) noexcept {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t x, y;
-    std::memcpy(&x, a + i, 8);
-    std::memcpy(&y, b + i, 8);
-    if (x != y) return false;
-  }
-  for (; i < n; ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-
 // The steady state: the next line holds the key the same line held last
 // time. Checks the key and parses the value in one scan instead of
 // splitting the line first (two searches and a comparison per line); a line
@@ -49,7 +33,7 @@ bool same_bytes(const char* a, const char* b, size_t n) noexcept {
 // the general path, which decides what it is. The bytes consumed, or 0.
 size_t expected_line(std::string_view rest, std::string_view key, uint64_t& value) noexcept {
   const size_t k = key.size();
-  if (rest.size() < k + 2 || rest[k] != ' ' || !same_bytes(rest.data(), key.data(), k)) return 0;
+  if (rest.size() < k + 2 || rest[k] != ' ' || !text::same_bytes(rest.data(), key.data(), k)) return 0;
   const size_t start = k + 1, end = std::min(rest.size(), start + 19);  // 19 digits cannot overflow
   uint64_t v = 0;
   size_t i = start;

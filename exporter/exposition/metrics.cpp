@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 
+#include "base/text/short_bytes.h"
 #include "exporter/exposition/cadvisor_metrics.h"
 #include "plugin/utf8.h"
 
@@ -503,11 +504,42 @@ constexpr std::array<bool, 256> kNeedsCare = [] {
   return t;
 }();
 
+// The text under construction: written at the end of what it holds, in a
+// string sized ahead in large steps (zeroed once per doubling) and cut to
+// what was written when done. Each piece of a line is then copied inline
+// (text::copy_short) instead of by std::string::append's call to memcpy:
+// five or six pieces a line, over a hundred thousand calls a scrape at
+// 1,000 cgroups, each costing more to make than its 10-80 bytes to copy.
+class TextOut {
+ public:
+  explicit TextOut(std::string& s) : s_(s), len_(s.size()) {}
+  ~TextOut() { s_.resize(len_); }
+  TextOut(const TextOut&) = delete;
+  TextOut& operator=(const TextOut&) = delete;
+  TextOut& append(std::string_view v) {
+    text::copy_short(room(v.size()), v.data(), v.size());
+    len_ += v.size();
+    return *this;
+  }
+  void push_back(char c) {
+    *room(1) = c;
+    ++len_;
+  }
+
+ private:
+  char* room(size_t n) {
+    if (s_.size() - len_ < n) s_.resize(std::max({len_ + n, s_.size() * 2, size_t{64} << 10}));
+    return s_.data() + len_;
+  }
+  std::string& s_;
+  size_t len_;
+};
+
 // The text sink: writes samples as they come. The family header is written
 // before its first sample, so families without samples vanish as above.
 class TextSink final : public SampleSink {
  public:
-  TextSink(std::string& out, const MetricDef& def) : out_(out), def_(def) {}
+  TextSink(TextOut& out, const MetricDef& def) : out_(out), def_(def) {}
   void bind(std::string_view cgroup_id, const Labels* extra) {
     cgroup_id_ = cgroup_id;
     extra_ = extra;
@@ -596,7 +628,7 @@ class TextSink final : public SampleSink {
         overflow_ = true;
         return;
       }
-      std::memcpy(buf_ + n_, s.data(), s.size());
+      text::copy_short(buf_ + n_, s.data(), s.size());
       n_ += s.size();
     }
     // A literal's size is known here, so its copy (a bracket, a quote, a
@@ -692,7 +724,7 @@ class TextSink final : public SampleSink {
     out_.append(format(v, buf));
   }
 
-  std::string& out_;
+  TextOut& out_;
   const MetricDef& def_;
   std::string_view cgroup_id_;
   const Labels* extra_ = nullptr;
@@ -867,11 +899,12 @@ std::vector<prometheus::MetricFamily> collect_families(const ScrapeContext& ctx)
 
 namespace {
 void render(const ScrapeContext& ctx, std::string& out, Families which) {
+  TextOut text(out);
   std::vector<std::unique_ptr<TextSink>> sinks;
   for_each_family(
       ctx,
       [&](const MetricDef& def) {
-        sinks.push_back(std::make_unique<TextSink>(out, def));
+        sinks.push_back(std::make_unique<TextSink>(text, def));
         return sinks.back().get();
       },
       which);

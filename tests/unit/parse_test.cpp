@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "base/parse/psi.h"
 #include "base/parse/single_value.h"
 #include "base/parse/stat_keys.h"
+#include "base/text/short_bytes.h"
 #include "tests/fixtures/tree.h"
 #include "tests/unit/alloc_counter.h"
 
@@ -185,6 +187,26 @@ TEST(StatParse, ALearntLayoutParsesEveryMutationAsAFreshParserDoes) {
     StatValues c;
     parse_flat_keyed(text, stat_key_table(), learnt, c.out());
     ASSERT_EQ(c, b) << text;
+  }
+}
+
+// The inline copy and comparison agree with memcpy and memcmp at every
+// length a key, a label or a line has, and touch no byte past n.
+TEST(ShortBytes, CopyAndCompareAgreeWithTheLibraryAtEveryLength) {
+  char src[160], dst[176];
+  for (size_t i = 0; i < sizeof src; ++i) src[i] = static_cast<char>('a' + i % 26);
+  for (size_t n = 0; n <= 128; ++n) {
+    std::memset(dst, '#', sizeof dst);
+    text::copy_short(dst + 1, src + 3, n);
+    ASSERT_EQ(std::memcmp(dst + 1, src + 3, n), 0) << n;
+    ASSERT_EQ(dst[0], '#') << n;
+    ASSERT_EQ(dst[n + 1], '#') << n;
+    ASSERT_TRUE(text::same_bytes(dst + 1, src + 3, n)) << n;
+    for (size_t at = 0; at < n; ++at) {  // one byte different anywhere
+      dst[1 + at] ^= 1;
+      ASSERT_FALSE(text::same_bytes(dst + 1, src + 3, n)) << n << " at " << at;
+      dst[1 + at] ^= 1;
+    }
   }
 }
 
