@@ -50,10 +50,9 @@ class CgroupReader {
   // every entry: one pread each, back to back, before any is looked at. A
   // probe is one system call and a few hundred instructions of bookkeeping;
   // run apart, the loop of system calls and the loop of bookkeeping each
-  // keep their own code and data warm (under emulation a system call
-  // empties the translation caches the next instructions need, on hardware
-  // the mitigations at each kernel entry and exit cost the branch
-  // predictors likewise). `out` is resized to the entries, indexed alike.
+  // keep their own code and data in the caches (in the emulated guests the
+  // probe phase measured 7 % less, within their noise: docs/performance.md).
+  // `out` is resized to the entries, indexed alike.
   void read_ahead(std::span<const CgroupEntry> entries, bool host_swap, std::vector<ProbeAhead>& out);
   // Reads the cheap files into e.probe, in place (a quiet cgroup's events
   // and PSI totals are not copied every pass); the caller sets has_probe.
