@@ -3,8 +3,8 @@
 // number, 3 to 100 bytes each. Inline, in 8-byte words, instead of calls
 // to memcpy and memcmp: the library's routines pick a vector code path at
 // every call, which costs more than the copy itself at these sizes (and
-// under emulation, where vector instructions are interpreted, a hundred
-// times more: docs/performance.md).
+// under emulation, where vector instructions are interpreted, many times
+// more: docs/performance.md).
 #pragma once
 
 #include <cstddef>
