@@ -4,6 +4,7 @@
 // only sleeps until wake_at().
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -49,7 +50,7 @@ class PassSchedule {
   // the loop wakes up between passes for one only when passes are further
   // apart than that.
   bool ping_after_pass(TimePoint now, bool status_too) const noexcept {
-    return watchdog_ && (status_too || ping_due(now) || ping_due(next_));
+    return watchdog_ && (status_too || ping_due(std::max(now, next_)));
   }
   void pinged(TimePoint now) noexcept { last_ping_ = now; }
 

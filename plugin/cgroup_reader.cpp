@@ -51,12 +51,9 @@ CgroupReader::FileRead CgroupReader::read_value(const CgroupEntry& e, FileKind k
   // The probe's read of every cgroup every pass: the generic path's buffer
   // and result bookkeeping were as many instructions as the system call's
   // own user-space part, and under emulation instructions are the cost.
-  const sys::UniqueFd& fd = e.file(kind);
-  if (!fd.valid()) return read(e, kind, report);
-  const ssize_t n = io_.pread(fd.get(), value_buf_.data(), value_buf_.size(), 0);
-  if (n < 0 || static_cast<size_t>(n) >= value_buf_.size()) return read(e, kind, report);  // says why, with the path
-  ++counters_.file_reads[static_cast<size_t>(kind)];
-  return {Status::ok, std::string_view(value_buf_.data(), static_cast<size_t>(n))};
+  read_ahead_one(e, kind, value_ahead_);
+  if (value_ahead_.len < 0) return read(e, kind, report);  // says why, with the path
+  return {Status::ok, value_ahead_.view()};
 }
 
 // memory.pressure into e.probe: false if the cgroup is gone.
@@ -90,7 +87,7 @@ void CgroupReader::read_ahead(std::span<const CgroupEntry> entries, bool host_sw
   }
 }
 
-CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, const ProbeAhead* ahead, TimePoint now, bool host_swap,
+CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, const ProbeAhead& ahead, TimePoint now, bool host_swap,
                                         bool events_flagged, bool swap_flagged, PassReport& report) {
   Probe out;
   // Updated in place: a quiet cgroup's events and PSI totals stay where they
@@ -143,13 +140,12 @@ CgroupReader::Previous CgroupReader::previous(const CgroupEntry& e) noexcept {
 
 // memory.current and memory.swap.current into e.probe, and the one-minute
 // high; false when the cgroup is gone.
-bool CgroupReader::probe_usage(CgroupEntry& e, const ProbeAhead* ahead, bool host_swap, TimePoint now,
+bool CgroupReader::probe_usage(CgroupEntry& e, const ProbeAhead& ahead, bool host_swap, TimePoint now,
                                PassReport& report) {
   ProbeValues& p = e.probe;
-  auto single = [&](FileKind kind, const Ahead* a, std::optional<uint64_t>& value) {
+  auto single = [&](FileKind kind, const Ahead& a, std::optional<uint64_t>& value) {
     value.reset();
-    const FileRead r = a && a->len >= 0 ? FileRead{Status::ok, std::string_view(a->text.data(), static_cast<size_t>(a->len))}
-                                        : read_value(e, kind, report);
+    const FileRead r = a.len >= 0 ? FileRead{Status::ok, a.view()} : read_value(e, kind, report);
     if (r.status == Status::gone) return false;
     if (r.status != Status::ok) return true;
     auto v = parse::parse_single_value(r.text);
@@ -161,8 +157,8 @@ bool CgroupReader::probe_usage(CgroupEntry& e, const ProbeAhead* ahead, bool hos
   // Kubernetes nodes) an idle probe is one pread. Decided from the entry
   // before anything is written into it, as read_ahead decided.
   const bool skip_swap = swap_known_zero(e, host_swap);
-  if (!single(FileKind::current, ahead ? &ahead->current : nullptr, p.current) ||
-      (!skip_swap && !single(FileKind::swap_current, ahead ? &ahead->swap : nullptr, p.swap)))
+  if (!single(FileKind::current, ahead.current, p.current) ||
+      (!skip_swap && !single(FileKind::swap_current, ahead.swap, p.swap)))
     return false;
   p.current_max.reset();
   if (p.current) {

@@ -41,7 +41,8 @@ class CgroupReader {
   // the probe reads it itself, reporting what went wrong as it always did.
   struct Ahead {
     int8_t len = -1;
-    std::array<char, 23> text;
+    std::array<char, 23> text;  // "18446744073709551615\n" is 21 bytes
+    std::string_view view() const noexcept { return {text.data(), static_cast<size_t>(len)}; }
   };
   struct ProbeAhead {
     Ahead current, swap;
@@ -51,16 +52,16 @@ class CgroupReader {
   // probe is one system call and a few hundred instructions of bookkeeping;
   // run apart, the loop of system calls and the loop of bookkeeping each
   // keep their own code and data in the caches (in the emulated guests the
-  // probe phase measured 7 % less, within their noise: docs/performance.md).
-  // `out` is resized to the entries, indexed alike.
+  // probe phase measured 5-13 % less, within their noise:
+  // docs/performance.md). `out` is resized to the entries, indexed alike.
   void read_ahead(std::span<const CgroupEntry> entries, bool host_swap, std::vector<ProbeAhead>& out);
   // Reads the cheap files into e.probe, in place (a quiet cgroup's events
   // and PSI totals are not copied every pass); the caller sets has_probe.
-  // `ahead`: what read_ahead read for it (null: everything read here).
+  // `ahead`: what read_ahead read for it (a file not read ahead is read here).
   // `host_swap`: the host has swap space (else a swap of 0 stays 0 and is not
   // re-read); `events_flagged`, `swap_flagged`: the kernel flagged
   // memory.events, memory.swap.events (when polled).
-  Probe probe(CgroupEntry& e, const ProbeAhead* ahead, TimePoint now, bool host_swap, bool events_flagged,
+  Probe probe(CgroupEntry& e, const ProbeAhead& ahead, TimePoint now, bool host_swap, bool events_flagged,
               bool swap_flagged, PassReport& report);
 
   // The event counters (memory_events.h), into e.probe.events: a new block
@@ -124,7 +125,7 @@ class CgroupReader {
   FileRead read(const CgroupEntry& e, FileKind kind, PassReport& report) { return read(e, kind, buf_, report); }
   FileRead read(const CgroupEntry& e, FileKind kind, std::string& buf, PassReport& report);
   // A one-value file (memory.current, a limit, memory.peak): on its kept fd,
-  // one pread into value_buf_ and nothing else; else, or when it failed or
+  // one pread into value_ahead_ and nothing else; else, or when it failed or
   // did not fit, as read() does.
   FileRead read_value(const CgroupEntry& e, FileKind kind, PassReport& report);
   void parse_error(FileKind kind, uint64_t n = 1) noexcept { counters_.parse_errors[static_cast<size_t>(kind)] += n; }
@@ -142,8 +143,10 @@ class CgroupReader {
   static bool swap_known_zero(const CgroupEntry& e, bool host_swap) noexcept {
     return !host_swap && e.has_probe && e.probe.swap && *e.probe.swap == 0;
   }
+  // One pread of a kept one-value file into `out` (len < 0: no kept fd, an
+  // error, or too long; nothing counted or reported).
   void read_ahead_one(const CgroupEntry& e, FileKind kind, Ahead& out) noexcept;
-  bool probe_usage(CgroupEntry& e, const ProbeAhead* ahead, bool host_swap, TimePoint now, PassReport& report);
+  bool probe_usage(CgroupEntry& e, const ProbeAhead& ahead, bool host_swap, TimePoint now, PassReport& report);
   static bool usage_moved(const ProbeValues& p, const Previous& prev) noexcept;
   static cache::ProbeDelta usage_delta(ProbeValues& p, const Previous& prev, TimePoint now) noexcept;
   // memory.peak into rec when `take` (else the previous record's), reset
@@ -160,7 +163,7 @@ class CgroupReader {
   Counters& counters_;
   // Reused between reads so the steady state allocates nothing per cgroup.
   std::string buf_;
-  std::array<char, 32> value_buf_{};  // "18446744073709551615\n" is 21 bytes
+  Ahead value_ahead_;  // read_value's buffer
   std::array<std::string, kStatBatch> stat_bufs_;  // one per memory.stat of a batch
   parse::LayoutCache stat_layout_, events_layout_, local_layout_, swap_layout_;  // one kernel, one key order
   parse::StatValues stat_scratch_;

@@ -167,7 +167,7 @@ void Collector::probe_all(TimePoint now, PassReport& report) {
   reader_.read_ahead(entries, host_swap, ahead_);
   for (size_t i = 0; i < n; ++i) {
     CgroupEntry& e = entries[i];
-    CgroupReader::Probe p = reader_.probe(e, &ahead_[i], now, host_swap, table_.flagged(e, FileKind::events),
+    CgroupReader::Probe p = reader_.probe(e, ahead_[i], now, host_swap, table_.flagged(e, FileKind::events),
                                           table_.flagged(e, FileKind::swap_events), report);
     deltas_[i] = p.delta;
     moved_[i] = p.events_moved;
