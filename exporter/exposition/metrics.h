@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/text/buffer.h"
 #include "exporter/exposition/gate_stats.h"
 #include "exporter/exposition/process_stats.h"
 #include "plugin/clock.h"
@@ -102,6 +103,9 @@ void render_text(const ScrapeContext& ctx, std::string& out);
 // everything else. render_identity + render_values == render_text.
 void render_identity(const ScrapeContext& ctx, std::string& out);
 void render_values(const ScrapeContext& ctx, std::string& out);
+// ... appended to a kept buffer (the scrape cache's values text, grown
+// without being zeroed: base/text/buffer.h).
+void render_values(const ScrapeContext& ctx, text::Buffer& out);
 
 // The prometheus-cpp view of a scrape: a Collectable over one snapshot and
 // the daemon state, so the families can go through any prometheus-cpp

@@ -31,7 +31,9 @@ ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, con
     auto t = std::make_shared<std::string>();
     t->reserve(last_size_ * 3 / 2);
     render.identity(*t);
-    render.values(*t);
+    values_.clear();
+    render.values(values_);
+    t->append(values_.view());
     return {text_ = std::move(t), false};
   }
   if (head_ && head_source_.same_as(snap, key.config)) {
@@ -44,22 +46,22 @@ ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, con
     head_ = std::move(h);
     head_source_.take(snap, key.config);
   }
-  std::string& values = values_;
+  text::Buffer& values = values_;
   values.clear();
   values.reserve(last_size_ + last_size_ / 8);  // one allocation, not a doubling series
   render.values(values);
   last_size_ = values.size();
   auto z = std::make_shared<std::string>();
-  const bool zipped = head_ && gzip_join(*head_, values, *z, deflate_);
+  const bool zipped = head_ && gzip_join(*head_, values.view(), *z, deflate_);
   std::shared_ptr<const std::string> text;
   if (!zipped) {  // no memory: serve it plain
     auto t = std::make_shared<std::string>();
     render.identity(*t);
-    t->append(values);
+    t->append(values.view());
     text = std::move(t);
   }
   if (values.capacity() > kKeptValuesBytes) {
-    values = std::string();
+    values.release();
     deflate_.shrink(kKeptValuesBytes + kKeptValuesBytes / 8);
     trim_due_ = true;
   }

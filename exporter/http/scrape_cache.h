@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/text/buffer.h"
 #include "exporter/http/gzip.h"
 #include "plugin/snapshot.h"
 
@@ -39,7 +40,8 @@ class ScrapeCache {
   // The body in two parts: the identity family and the rest (metrics.h:
   // render_identity, render_values).
   struct Render {
-    std::function<void(std::string&)> identity, values;
+    std::function<void(std::string&)> identity;
+    std::function<void(text::Buffer&)> values;  // appends
   };
   struct Body {
     std::shared_ptr<const std::string> bytes;
@@ -91,8 +93,9 @@ class ScrapeCache {
   // kKeptValuesBytes (~5,000 cgroups): a new buffer every scrape was a new
   // mapping whose every page the kernel faulted in and zeroed again, about
   // a tenth of a scrape's CPU. Larger trees give theirs back after each
-  // scrape, so the resident size stays bounded.
-  std::string values_;
+  // scrape, so the resident size stays bounded. Grown without being zeroed
+  // (base/text/buffer.h).
+  text::Buffer values_;
   static constexpr size_t kKeptValuesBytes = 8u << 20;
   DeflateWorkspace deflate_;  // its output buffer kept up to about kKeptValuesBytes, as values_
   bool trim_due_ = false;

@@ -226,7 +226,7 @@ void BM_GzipScrape(benchmark::State& state) {
   uint64_t pass = 0;
   exporter::ScrapeCache cache;
   const exporter::ScrapeCache::Render render{[&](std::string& out) { exporter::render_identity(ctx, out); },
-                                             [&](std::string& out) { exporter::render_values(ctx, out); }};
+                                             [&](text::Buffer& out) { exporter::render_values(ctx, out); }};
   for (auto _ : state) {
     auto body = cache.get(*k.collector->latest(), {++pass, nullptr}, true, render);
     benchmark::DoNotOptimize(body.bytes->data());

@@ -10,6 +10,7 @@
 #include "base/parse/psi.h"
 #include "base/parse/single_value.h"
 #include "base/parse/stat_keys.h"
+#include "base/text/buffer.h"
 #include "base/text/short_bytes.h"
 #include "tests/fixtures/tree.h"
 #include "tests/unit/alloc_counter.h"
@@ -208,6 +209,39 @@ TEST(ShortBytes, CopyAndCompareAgreeWithTheLibraryAtEveryLength) {
       dst[1 + at] ^= 1;
     }
   }
+}
+
+// The exposition's buffer keeps every byte written through its growth (2 MB
+// from empty: five doublings), keeps its capacity when cleared, so a scrape
+// after the first grows nothing, and frees it when released.
+TEST(TextBuffer, KeepsWhatWasWrittenThroughGrowthAndItsCapacityWhenCleared) {
+  text::Buffer b;
+  std::string expect;
+  for (int line = 0; expect.size() < (2u << 20); ++line) {
+    const std::string s = "memcg_memory_current_bytes{cgroup_id=\"" + std::to_string(line) + "\"} 123\n";
+    if (line % 2) {
+      b.append(s);
+    } else {  // composed in place, as a value line is
+      char* at = b.room(512);
+      std::memcpy(at, s.data(), s.size());
+      b.commit(s.size());
+    }
+    expect += s;
+  }
+  ASSERT_EQ(b.view(), expect);
+  const size_t cap = b.capacity();
+  EXPECT_GE(cap, expect.size());
+  b.clear();
+  EXPECT_EQ(b.size(), 0u);
+  b.append(expect);
+  EXPECT_EQ(b.capacity(), cap);
+  text::Buffer moved(std::move(b));
+  EXPECT_EQ(moved.view(), expect);
+  EXPECT_EQ(b.size(), 0u);
+  moved.release();
+  EXPECT_EQ(moved.capacity(), 0u);
+  moved.append("again");
+  EXPECT_EQ(moved.view(), "again");
 }
 
 TEST(StatParse, KeysAbsentFromANewReadAreCleared) {

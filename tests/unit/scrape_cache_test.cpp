@@ -39,12 +39,21 @@ struct Counting {
               std::this_thread::sleep_for(delay);
               for (const auto& c : snap.cgroups) out += "info{cgroup=\"" + c.id->path + "\"} 1\n";
             },
-            [this, &snap](std::string& out) {
+            [this, &snap](text::Buffer& out) {
               ++values;
-              out += "passes " + std::to_string(snap.pass) + "\n" + std::string(20000, 'v');
+              out.append("passes " + std::to_string(snap.pass) + "\n" + std::string(20000, 'v'));
             }};
   }
 };
+
+// The whole text a Render writes: its identity part, then its values.
+std::string whole(const ScrapeCache::Render& r) {
+  std::string text;
+  r.identity(text);
+  text::Buffer values;
+  r.values(values);
+  return text.append(values.view());
+}
 
 TEST(ScrapeCache, ConcurrentScrapersOfOneSnapshotShareOneRenderAndOneCompression) {
   ScrapeCache cache;
@@ -65,10 +74,7 @@ TEST(ScrapeCache, ConcurrentScrapersOfOneSnapshotShareOneRenderAndOneCompression
     }
     if (gzip) {
       EXPECT_LT(got[0].bytes->size(), 2000u);
-      std::string text;
-      render.identity(text);
-      render.values(text);
-      EXPECT_EQ(gunzip(*got[0].bytes), text) << "one gzip member: identity head + values";
+      EXPECT_EQ(gunzip(*got[0].bytes), whole(render)) << "one gzip member: identity head + values";
     }
   }
   EXPECT_EQ(n.values.load(), 2 + 1);  // + the comparison text above
@@ -86,10 +92,7 @@ TEST(ScrapeCache, TheIdentityHeadIsCompressedOnceWhileCgroupsRulesRecordsAndRemo
   EXPECT_EQ(n.identity.load(), 1);
   EXPECT_EQ(n.values.load(), 2);
   EXPECT_EQ(cache.counts().heads_reused, 1u);
-  std::string want;
-  n.render(snap).identity(want);
-  n.render(snap).values(want);
-  EXPECT_EQ(gunzip(*z2.bytes), want);
+  EXPECT_EQ(gunzip(*z2.bytes), whole(n.render(snap)));
   n.identity = 0;
 
   // A cgroup gone, a rule changed, a container record or a reload: rendered
@@ -117,10 +120,7 @@ TEST(ScrapeCache, TheIdentityHeadIsCompressedOnceWhileCgroupsRulesRecordsAndRemo
   snap.pass = 6;
   const auto z6 = cache.get(snap, {6, &reload}, true, n.render(snap));
   EXPECT_EQ(n.identity.load(), 4);
-  want.clear();
-  n.render(snap).identity(want);
-  n.render(snap).values(want);
-  EXPECT_EQ(gunzip(*z6.bytes), want);
+  EXPECT_EQ(gunzip(*z6.bytes), whole(n.render(snap)));
   // Removed cgroups' info is part of the head: one kept, then expired, with
   // the live cgroups as they were (the roster unchanged).
   n.identity = 0;
