@@ -34,6 +34,7 @@ ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, con
     values_.clear();
     render.values(values_);
     t->append(values_.view());
+    if (values_.capacity() > kKeptValuesBytes) values_.release();
     return {text_ = std::move(t), false};
   }
   if (head_ && head_source_.same_as(snap, key.config)) {
