@@ -3,8 +3,8 @@
 // std::string sized ahead zeroes every byte it grows by before the text
 // overwrites it (2 MB a scrape in steps of doubling; C++20 has no
 // resize_and_overwrite). glibc's memset does that with `rep stosb`, which
-// emulation runs a byte at a time: 8.5 % of the scrape threads' samples in
-// the 6.1 systemd guest's profile (docs/performance.md).
+// under emulation was 8.5 % of the scrape threads' samples in the 6.1
+// systemd guest's profile (docs/performance.md).
 //
 // Kept across uses (clear() keeps the capacity), as the scrape cache keeps
 // its values text; release() gives the memory back.

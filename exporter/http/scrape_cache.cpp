@@ -34,7 +34,7 @@ ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, con
     values_.clear();
     render.values(values_);
     t->append(values_.view());
-    if (values_.capacity() > kKeptValuesBytes) values_.release();
+    keep_buffers_bounded();
     return {text_ = std::move(t), false};
   }
   if (head_ && head_source_.same_as(snap, key.config)) {
@@ -61,17 +61,20 @@ ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, con
     t->append(values.view());
     text = std::move(t);
   }
-  if (values.capacity() > kKeptValuesBytes) {
-    values.release();
-    deflate_.shrink(kKeptValuesBytes + kKeptValuesBytes / 8);
-    trim_due_ = true;
-  }
+  keep_buffers_bounded();
   if (!zipped) {
     trim_due_ = true;
     return {text_ = std::move(text), false};
   }
   ++counts_.compressions;
   return {gzip_ = std::move(z), true};
+}
+
+void ScrapeCache::keep_buffers_bounded() {
+  if (values_.capacity() <= kKeptValuesBytes) return;
+  values_.release();
+  deflate_.shrink(kKeptValuesBytes + kKeptValuesBytes / 8);
+  trim_due_ = true;
 }
 
 void ScrapeCache::drop_before(uint64_t pass) {

@@ -98,6 +98,9 @@ class ScrapeCache {
   text::Buffer values_;
   static constexpr size_t kKeptValuesBytes = 8u << 20;
   DeflateWorkspace deflate_;  // its output buffer kept up to about kKeptValuesBytes, as values_
+  // Gives values_ and deflate_'s buffer back once a build grew them past
+  // what is kept (both kinds of body, under mu_).
+  void keep_buffers_bounded();
   bool trim_due_ = false;
 };
 
