@@ -203,6 +203,7 @@ struct WaitFds {
   int signals = -1;
   int wanted = -1;  // a reader asks for a snapshot (Collector::wanted_fd)
   int events = -1;
+  int exits = -1;  // a cgroup's last task exited (Collector::exits_fd): not spaced
 };
 
 // Which signal arrived (0: none) after a poll that woke for it.
@@ -214,21 +215,28 @@ int take_signal(int fd) {
 // Waits until the next pass is due (true) or a SIGTERM or SIGINT asks to
 // stop (false); meanwhile pings the watchdog, reloads on SIGHUP, and runs an
 // event wake-up when the kernel flags an event file (at most one every
-// PassSchedule::kEventSpacing): an OOM kill reaches /metrics within
-// milliseconds, whatever probe_interval is.
+// PassSchedule::kEventSpacing) or a cgroup's last task exits (kExitSpacing):
+// an OOM kill reaches /metrics within milliseconds, whatever probe_interval
+// is, and is read before its cgroup can be removed.
 bool wait_for_next_pass(const WaitFds& fds, const Options& opts, Clock& clock, PassSchedule& schedule, Notifier& notifier,
                         Collector& collector, Backend& backend, HttpServer& http) {
   for (;;) {
     const TimePoint now = clock.now();
     const bool watch = fds.events >= 0 && schedule.events_watched(now);
+    const bool watch_exits = fds.exits >= 0 && schedule.exits_watched(now);
     TimePoint until = schedule.wake_at();
     if (fds.events >= 0 && !watch) until = std::min(until, schedule.events_watched_at());
+    if (fds.exits >= 0 && !watch_exits) until = std::min(until, schedule.exits_watched_at());
     const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(until - now);
-    pollfd pfd[3] = {{fds.signals, POLLIN, 0}, {fds.wanted, POLLIN, 0}, {fds.events, POLLIN, 0}};
+    // A negative fd is skipped: none, or not watched until its spacing is up.
+    pollfd pfd[4] = {{fds.signals, POLLIN, 0},
+                     {fds.wanted, POLLIN, 0},
+                     {watch_exits ? fds.exits : -1, POLLIN, 0},
+                     {watch ? fds.events : -1, POLLIN, 0}};
     int ready = 0;
     if (wait.count() > 0) {
       const timespec ts{static_cast<time_t>(wait.count() / 1'000'000'000), static_cast<long>(wait.count() % 1'000'000'000)};
-      ready = ::ppoll(pfd, watch ? 3 : 2, &ts, nullptr);  // a negative fd (wanted) is skipped
+      ready = ::ppoll(pfd, 4, &ts, nullptr);
     }
     const int sig = ready > 0 && (pfd[0].revents & POLLIN) ? take_signal(fds.signals) : 0;
     if (sig == SIGTERM || sig == SIGINT) return false;
@@ -241,7 +249,13 @@ bool wait_for_next_pass(const WaitFds& fds, const Options& opts, Clock& clock, P
     // The kernel's flag before a reader's snapshot: a container is often
     // removed milliseconds after its OOM kill, and its counters are read
     // only while it exists.
-    if (ready > 0 && watch && (pfd[2].revents & POLLIN)) {
+    // An exit first of all: the cgroup may be removed a millisecond after.
+    if (ready > 0 && (pfd[2].revents & POLLIN)) {
+      schedule.exit_woken(clock.now());
+      collector.run_event_pass();
+      continue;
+    }
+    if (ready > 0 && (pfd[3].revents & POLLIN)) {
       schedule.event_woken(clock.now());
       collector.run_event_pass();
       continue;
@@ -375,7 +389,7 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
   do {
     const PassReport report = collector.run_pass();
     after_pass(report, clock.now());
-  } while (wait_for_next_pass({signals.get(), collector.wanted_fd(), collector.events_fd()}, opts, clock, schedule, notifier, collector, backend,
+  } while (wait_for_next_pass({signals.get(), collector.wanted_fd(), collector.events_fd(), collector.exits_fd()}, opts, clock, schedule, notifier, collector, backend,
                               *http));
   notifier.stopping();
   log_info("shutting down");

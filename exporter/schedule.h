@@ -73,6 +73,15 @@ class PassSchedule {
   bool events_watched(TimePoint now) const noexcept { return now >= last_event_ + kEventSpacing; }
   TimePoint events_watched_at() const noexcept { return last_event_ + kEventSpacing; }
   void event_woken(TimePoint now) noexcept { last_event_ = now; }
+  // Wake-ups for a cgroup's last exit (its cgroup.events flagged): at most
+  // one a millisecond. Not the events' 10 ms: the runtime may remove the
+  // cgroup a few milliseconds after the exit, and its event files must be
+  // read before that; the bound keeps a tenant that makes its cgroups'
+  // tasks come and go from waking the collector more often than that.
+  static constexpr Duration kExitSpacing = std::chrono::milliseconds(1);
+  bool exits_watched(TimePoint now) const noexcept { return now >= last_exit_ + kExitSpacing; }
+  TimePoint exits_watched_at() const noexcept { return last_exit_ + kExitSpacing; }
+  void exit_woken(TimePoint now) noexcept { last_exit_ = now; }
 
   // A reload may change the probe interval: from the next pass on.
   void set_interval(Duration interval) noexcept { interval_ = interval; }
@@ -83,7 +92,7 @@ class PassSchedule {
  private:
   Duration interval_;
   std::optional<Duration> watchdog_;
-  TimePoint next_, last_ping_, last_event_{}, last_status_{};
+  TimePoint next_, last_ping_, last_event_{}, last_exit_{}, last_status_{};
   bool status_sent_ = false;
   uint64_t fell_behind_ = 0;
 };

@@ -20,9 +20,10 @@
 namespace memcg {
 
 enum class FileKind : unsigned char {
-  stat, current, swap_current, events, pressure, peak, min, low, high, max, swap_max, events_local, swap_events
+  stat, current, swap_current, events, pressure, peak, min, low, high, max, swap_max, events_local, swap_events,
+  cgroup_events
 };
-inline constexpr size_t kFileKindCount = 13;
+inline constexpr size_t kFileKindCount = 14;
 
 enum class FileAccess : unsigned char {
   kept,  // opened at discovery, re-read with one pread per use
@@ -46,6 +47,14 @@ enum class ReadAt : unsigned char {
   with_stat,     // with every memory.stat read
   limit,         // with memory.stat at most every limits_max_age: StatRecord::limits, in table order
   after_events,  // when memory.events changed
+  // cgroup.events: when the kernel flags it, which it does at once when the
+  // cgroup's last task exits ("populated 0"), before the task's parent can
+  // reap it and so before the cgroup can be removed. Its event files are
+  // read then: the kernel sends a memory.events change at most every 10 ms
+  // per file and drops a notification still held back when the cgroup is
+  // removed, so an OOM kill counted right after a `max` event, in a
+  // container removed within those 10 ms, was otherwise never read.
+  on_exit,
 };
 
 struct CgroupFile {
@@ -71,6 +80,7 @@ inline constexpr std::array<CgroupFile, kFileKindCount> kCgroupFiles = {{
     {FileKind::swap_max, "memory.swap.max", FileAccess::kept_if_room, ReadAt::limit, "swap_max"},
     {FileKind::events_local, "memory.events.local", FileAccess::kept_if_room, ReadAt::after_events, "events_local"},
     {FileKind::swap_events, "memory.swap.events", FileAccess::kept_if_room, ReadAt::flagged, "swap_events"},
+    {FileKind::cgroup_events, "cgroup.events", FileAccess::kept_if_room, ReadAt::on_exit, "cgroup_events"},
 }};
 
 // Row i describes FileKind i: the reader and the error counters index the table by kind.

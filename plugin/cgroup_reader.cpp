@@ -88,7 +88,7 @@ void CgroupReader::read_ahead(std::span<const CgroupEntry> entries, bool host_sw
 }
 
 CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, const ProbeAhead& ahead, TimePoint now, bool host_swap,
-                                        bool events_flagged, bool swap_flagged, PassReport& report) {
+                                        const EventFiles& flagged, PassReport& report) {
   Probe out;
   // Updated in place: a quiet cgroup's events and PSI totals stay where they
   // are instead of being copied into a new ProbeValues every pass.
@@ -102,10 +102,12 @@ CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, const ProbeAhead& ahead,
   }
   // memory.events: every pass, or, when polled, only after the kernel
   // flagged a change (or an event wake-up read it since the last pass).
-  const EventFiles which{.events = !e.events_polled || events_flagged, .swap = swap_flagged,
-                         .oomd = prev.first || fell_by_half(prev.had_current, prev.current, p.current)};
+  const EventFiles which{.events = !e.events_polled || flagged.events, .swap = flagged.swap,
+                         .oomd = prev.first || fell_by_half(prev.had_current, prev.current, p.current),
+                         .exit = flagged.exit};
   // Most probes read none of them (polled and not flagged): not even the call.
-  const EventsRead ev = which.events || which.swap || which.oomd ? read_events(e, which, now, report) : EventsRead{};
+  const EventsRead ev =
+      which.events || which.swap || which.oomd || which.exit ? read_events(e, which, now, report) : EventsRead{};
   if (ev.gone) {
     out.gone = true;
     return out;
@@ -253,9 +255,12 @@ CgroupReader::EventsRead CgroupReader::read_events(CgroupEntry& e, EventFiles wh
                                                   PassReport& report) {
   EventsRead out;
   const bool first = !e.has_probe;
+  // cgroup.events is not parsed: its flag is what says to read the others
+  // now, and a read is what clears it (the epoll set is level-triggered).
+  if (which.exit && read(e, FileKind::cgroup_events, report).status == Status::gone) return {.gone = true};
   EventsUpdate u{e.probe.events.get(), nullptr};
-  if ((which.events || first) && !read_memory_events(e, u, out, report)) return {.gone = true};
-  if (which.swap || first) read_swap_events(e, u, report);
+  if ((which.events || which.exit || first) && !read_memory_events(e, u, out, report)) return {.gone = true};
+  if (which.swap || which.exit || first) read_swap_events(e, u, report);
   if (which.oomd) read_oomd(e, u, out, report);
   if (u.next) {
     u.next->read_at = now;

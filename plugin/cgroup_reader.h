@@ -59,18 +59,21 @@ class CgroupReader {
   // and PSI totals are not copied every pass); the caller sets has_probe.
   // `ahead`: what read_ahead read for it (a file not read ahead is read here).
   // `host_swap`: the host has swap space (else a swap of 0 stays 0 and is not
-  // re-read); `events_flagged`, `swap_flagged`: the kernel flagged
-  // memory.events, memory.swap.events (when polled).
-  Probe probe(CgroupEntry& e, const ProbeAhead& ahead, TimePoint now, bool host_swap, bool events_flagged,
-              bool swap_flagged, PassReport& report);
+  // re-read); `flagged`: the polled event files the kernel flagged
+  // (memory.events, memory.swap.events, cgroup.events).
+  struct EventFiles;
+  Probe probe(CgroupEntry& e, const ProbeAhead& ahead, TimePoint now, bool host_swap, const EventFiles& flagged,
+              PassReport& report);
 
   // The event counters (memory_events.h), into e.probe.events: a new block
   // when one changed, the old one shared otherwise. memory.events when
   // `events` (and memory.events.local when it changed), memory.swap.events
   // when `swap`, systemd-oomd's xattrs when `oomd`; all of them at a
-  // cgroup's first probe.
+  // cgroup's first probe. `exit`: the kernel flagged cgroup.events (the
+  // last task exited): it is read, which clears the flag, and so are
+  // memory.events and memory.swap.events, while the cgroup is still there.
   struct EventFiles {
-    bool events = false, swap = false, oomd = false;
+    bool events = false, swap = false, oomd = false, exit = false;
   };
   struct EventsRead {
     bool gone = false;

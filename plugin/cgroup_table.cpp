@@ -28,7 +28,7 @@ uint64_t fds_of(const CgroupEntry& e) noexcept {
 
 }  // namespace
 
-CgroupTable::CgroupTable() : poller_(cgroupfs::make_epoll_poller()) {}
+CgroupTable::CgroupTable() : poller_(cgroupfs::make_epoll_poller()), exit_poller_(cgroupfs::make_epoll_poller()) {}
 
 CgroupTable::~CgroupTable() {
   // Their fds leave the epoll set as they close, before the set itself.
@@ -37,6 +37,7 @@ CgroupTable::~CgroupTable() {
 }
 
 void CgroupTable::set_event_poller(std::unique_ptr<cgroupfs::EventPoller> poller) { poller_ = std::move(poller); }
+void CgroupTable::set_exit_poller(std::unique_ptr<cgroupfs::EventPoller> poller) { exit_poller_ = std::move(poller); }
 
 int CgroupTable::open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, bool keep_limits,
                             PassReport& report, Counters& counters) {
@@ -103,6 +104,7 @@ size_t CgroupTable::close_limits(CgroupEntry& e) noexcept {
     }
   }
   e.swap_events_polled = false;  // read with the limits from now on
+  e.exit_polled = false;         // an exit is then learnt as before: from memory.events or a rescan
   return closed;
 }
 
@@ -309,6 +311,8 @@ void CgroupTable::admit(const std::string& root, cgroupfs::WalkResult& found, Re
 void CgroupTable::register_events(CgroupEntry& e) noexcept {
   e.events_polled = watch(e.file(FileKind::events));
   e.swap_events_polled = watch(e.file(FileKind::swap_events));
+  const sys::UniqueFd& exits = e.file(FileKind::cgroup_events);
+  e.exit_polled = exits.valid() && exit_poller_->add(exits.get());
 }
 
 // Outside the fd budget: one inotify descriptor for all of them. A file
@@ -419,14 +423,19 @@ bool CgroupTable::watch(const sys::UniqueFd& fd) noexcept { return fd.valid() &&
 bool CgroupTable::poll_events() {
   std::fill(ready_.begin(), ready_.end(), 0);
   if (entries_.empty()) return false;
-  flagged_.resize(2 * entries_.size());  // room for memory.events and memory.swap.events of each
-  const size_t got = poller_->flagged(flagged_);
-  for (size_t i = 0; i < got; ++i) {
-    const auto fd = static_cast<size_t>(flagged_[i]);
-    if (fd >= ready_.size()) ready_.resize(fd + 1024, 0);
-    ready_[fd] = 1;
+  size_t any = 0;
+  // Room for memory.events and memory.swap.events of each, then cgroup.events.
+  for (const auto& [poller, per_cgroup] : {std::pair{poller_.get(), 2u}, std::pair{exit_poller_.get(), 1u}}) {
+    flagged_.resize(per_cgroup * entries_.size());
+    const size_t got = poller->flagged(flagged_);
+    for (size_t i = 0; i < got; ++i) {
+      const auto fd = static_cast<size_t>(flagged_[i]);
+      if (fd >= ready_.size()) ready_.resize(fd + 1024, 0);
+      ready_[fd] = 1;
+    }
+    any += got;
   }
-  return got > 0;
+  return any > 0;
 }
 
 bool CgroupTable::flagged(const CgroupEntry& e, FileKind kind) const noexcept {

@@ -49,6 +49,7 @@ struct CgroupEntry {
   bool first_refresh = true;        // the refresh phase applies until the first read after the initial one
   bool events_polled = false;       // memory.events is in the epoll set: read only when flagged
   bool swap_events_polled = false;  // likewise memory.swap.events (else read with the limits)
+  bool exit_polled = false;         // cgroup.events is in the exit set (cgroup_files.h, ReadAt::on_exit)
   // Read between passes by an event wake-up (Collector::run_event_pass):
   // what the next pass's probe would have learnt from reading them itself.
   bool events_changed_owed = false, events_notable_owed = false;
@@ -106,11 +107,18 @@ class CgroupTable {
   // Which polled event files the kernel flagged since the last call: true
   // when any was.
   bool poll_events();
-  // Whether the kernel flagged `kind` (FileKind::events or swap_events) of `e`.
+  // Whether the kernel flagged `kind` (FileKind::events, swap_events or
+  // cgroup_events) of `e`.
   bool flagged(const CgroupEntry& e, FileKind kind) const noexcept;
   // The epoll set of every polled event file: readable when the kernel
   // flagged one (the daemon waits on it between passes), -1 if none.
   int events_fd() const noexcept { return poller_->fd(); }
+  // The set of the cgroup.events files: readable when a cgroup's last task
+  // exited (or it froze or thawed). A set of its own, so that the daemon
+  // can wake for an exit within a millisecond, not after the spacing that
+  // bounds wake-ups for memory.events (a cgroup held at its limit flags
+  // that every 10 ms).
+  int exits_fd() const noexcept { return exit_poller_->fd(); }
   // Marks limits_owed on the cgroups with a limit file written since the
   // last call (all watched ones after a queue overflow); a cgroup one of
   // whose watches the kernel dropped is watched no more.
@@ -124,6 +132,7 @@ class CgroupTable {
   int watch_error() const noexcept { return watch_error_; }
   // Tests flag files by hand (event_poller.h); before the first rescan.
   void set_event_poller(std::unique_ptr<cgroupfs::EventPoller> poller);
+  void set_exit_poller(std::unique_ptr<cgroupfs::EventPoller> poller);
   // Drops the cgroups found gone during the pass.
   void erase_gone(PassReport& report);
   // The cgroups dropped since the last call (gone, or not found by a walk),
@@ -215,6 +224,7 @@ class CgroupTable {
   cgroupfs::FileIo* io_ = &cgroupfs::FileIo::system();
   std::string scratch_;  // read_kept's buffer for the cgroup.stat and cgroup.controllers reads
   std::unique_ptr<cgroupfs::EventPoller> poller_;  // the kept event files, flagged by the kernel on change
+  std::unique_ptr<cgroupfs::EventPoller> exit_poller_;  // the kept cgroup.events files
   std::vector<unsigned char> ready_;  // by fd: flagged at the last poll_events
   std::vector<int> flagged_;
 };

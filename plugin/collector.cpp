@@ -154,6 +154,13 @@ void Collector::count_skip(CgroupEntry& e, PassReport& report) noexcept {
   ++report.skips;
 }
 
+// Which of `e`'s polled event files the kernel flagged at the last poll.
+CgroupReader::EventFiles Collector::flags_of(const CgroupEntry& e) const noexcept {
+  return {.events = e.events_polled && table_.flagged(e, FileKind::events),
+          .swap = e.swap_events_polled && table_.flagged(e, FileKind::swap_events),
+          .exit = e.exit_polled && table_.flagged(e, FileKind::cgroup_events)};
+}
+
 // Every cgroup's cheap files: its change into deltas_, notable events into moved_.
 void Collector::probe_all(TimePoint now, PassReport& report) {
   const bool host_swap = io_.host_has_swap();
@@ -167,8 +174,7 @@ void Collector::probe_all(TimePoint now, PassReport& report) {
   reader_.read_ahead(entries, host_swap, ahead_);
   for (size_t i = 0; i < n; ++i) {
     CgroupEntry& e = entries[i];
-    CgroupReader::Probe p = reader_.probe(e, ahead_[i], now, host_swap, table_.flagged(e, FileKind::events),
-                                          table_.flagged(e, FileKind::swap_events), report);
+    CgroupReader::Probe p = reader_.probe(e, ahead_[i], now, host_swap, flags_of(e), report);
     deltas_[i] = p.delta;
     moved_[i] = p.events_moved;
     if (p.gone) {
@@ -241,11 +247,10 @@ bool Collector::run_event_pass() {
   bool kill = false, gone = false;
   if (table_.poll_events()) {
     for (CgroupEntry& e : table_.entries()) {
-      const bool events = e.events_polled && table_.flagged(e, FileKind::events);
-      const bool swap = e.swap_events_polled && table_.flagged(e, FileKind::swap_events);
-      if (!e.has_probe || (!events && !swap)) continue;
+      const CgroupReader::EventFiles which = flags_of(e);
+      if (!e.has_probe || (!which.events && !which.swap && !which.exit)) continue;
       ++counters_.event_wakeup_reads;
-      const auto ev = reader_.read_events(e, {.events = events, .swap = swap}, now, report);
+      const auto ev = reader_.read_events(e, which, now, report);
       // A cgroup gone now leaves at once: its events fd would stay flagged.
       e.gone = e.gone || ev.gone;
       e.events_changed_owed = e.events_changed_owed || ev.changed;

@@ -52,6 +52,11 @@ class Collector {
   // Readable when the kernel flagged an event file of a collected cgroup;
   // -1 without an epoll set.
   int events_fd() const noexcept { return table_.events_fd(); }
+  // Readable when a collected cgroup's last task exited (its cgroup.events
+  // flagged): run_event_pass then reads its event files before the cgroup
+  // can be removed. The daemon spaces its wake-ups for it apart from events_fd()'s
+  // (PassSchedule::kExitSpacing).
+  int exits_fd() const noexcept { return table_.exits_fd(); }
 
   // The latest published snapshot (an empty one with pass == 0 before the
   // first pass). Safe from any thread; never blocks the collector.
@@ -86,6 +91,7 @@ class Collector {
   }
   // Tests: flag event files by hand (cgroupfs/event_poller.h); before the first pass.
   void set_event_poller(std::unique_ptr<cgroupfs::EventPoller> p) { table_.set_event_poller(std::move(p)); }
+  void set_exit_poller(std::unique_ptr<cgroupfs::EventPoller> p) { table_.set_exit_poller(std::move(p)); }
 
   // Any thread: the next pass re-reads memory.stat of every cgroup whose path
   // matches `glob` (reason "forced" unless another reason applies). False when
@@ -118,6 +124,7 @@ class Collector {
   void count_skip(CgroupEntry& e, PassReport& report) noexcept;
   void refresh_records(bool rescanned, TimePoint now, PassReport& report);
   void probe_all(TimePoint now, PassReport& report);
+  CgroupReader::EventFiles flags_of(const CgroupEntry& e) const noexcept;
 
   std::string root_;
   config::Config config_;

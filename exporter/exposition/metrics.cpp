@@ -340,7 +340,7 @@ const MetricDef kTable[] = {
    "Cgroup directories skipped because the memory controller is not enabled there.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.snap.cgroups_no_memory)); }},
   {"memcg_exporter_event_wakeups_total", Profile::lean, MetricType::Counter, "",
-   "Times the collector woke between passes because the kernel flagged an event file (memory.events, memory.swap.events) of a collected cgroup; at most 100 a second (an OOM kill is published at once, other counters with the next pass).", nullptr,
+   "Times the collector woke between passes because the kernel flagged an event file (memory.events, memory.swap.events) of a collected cgroup, at most 100 a second, or a cgroup's last task exited (cgroup.events, at most 1,000 a second); an OOM kill is published at once, other counters with the next pass.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.snap.event_wakeups)); }},
   {"memcg_exporter_event_wakeup_reads_total", Profile::lean, MetricType::Counter, "",
    "Cgroups whose event files those wake-ups read.", nullptr,

@@ -40,6 +40,9 @@ class EventsTest : public ::testing::Test {
     auto p = std::make_unique<fixtures::FakePoller>();
     poller = p.get();
     c->set_event_poller(std::move(p));
+    auto x = std::make_unique<fixtures::FakePoller>();
+    exits = x.get();
+    c->set_exit_poller(std::move(x));
     return c;
   }
   PassReport pass(Collector& c) {
@@ -73,6 +76,7 @@ class EventsTest : public ::testing::Test {
   config::Config cfg;
   ManualClock clock;
   fixtures::FakePoller* poller = nullptr;
+  fixtures::FakePoller* exits = nullptr;  // the cgroup.events set
   std::shared_ptr<const Snapshot> snap;
 };
 
@@ -167,6 +171,53 @@ TEST_F(EventsTest, AKilledCgroupRemovedAtOnceKeepsItsKillUntilItsRetentionEnds) 
   EXPECT_EQ(c->latest()->removed_dropped, 0u);
 }
 
+// The kernel holds back a memory.events notification that comes within
+// 10 ms of the previous one (a `max` event just before the kill) and drops it
+// when the cgroup is removed; the last task's exit flags cgroup.events at
+// once, before its parent can reap it and the runtime remove the cgroup.
+TEST_F(EventsTest, AnExitReadsAKillWhoseNotificationTheKernelHeldBack) {
+  cfg.collector.rescan_interval = 10s;
+  auto c = make();
+  pass(*c);
+  const size_t exit_file = static_cast<size_t>(FileKind::cgroup_events);
+  EXPECT_EQ(c->latest()->file_reads[exit_file], 0u) << "cgroup.events is read only when flagged";
+  tree.set_event("pods/c1", "oom_kill", 1, true);  // counted, its notification held back
+  tree.set_event("pods", "oom_kill", 1);
+  clock.advance(5ms);
+  EXPECT_FALSE(c->run_event_pass());
+  EXPECT_EQ(event(view(*c, "pods/c1"), parse::ev_oom_kill), 0u) << "nothing flagged: nothing read";
+
+  ASSERT_TRUE(exits->flag(tree.dir("pods/c1") + "/cgroup.events"));  // the last task exited
+  clock.advance(1ms);
+  EXPECT_TRUE(c->run_event_pass()) << "a kill read at the exit is published at once";
+  EXPECT_EQ(event(view(*c, "pods/c1"), parse::ev_oom_kill), 1u);
+  EXPECT_EQ(c->latest()->file_reads[exit_file], 1u) << "read, which clears the kernel's flag";
+  EXPECT_EQ(event(view(*c, "pods"), parse::ev_oom_kill), 0u) << "only the exited cgroup is read";
+
+  tree.remove("pods/c1");  // the runtime removes it; the kill stays
+  clock.advance(10ms);
+  pass(*c);
+  ASSERT_TRUE(c->latest()->removed);
+  const CgroupView* t = find(*c->latest()->removed, "pods/c1");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(event(*t, parse::ev_oom_kill), 1u);
+}
+
+// An exit flagged as the pass starts is read by the pass's probe, so that
+// the flag never outlives the pass (the set is level-triggered: a flag left
+// unread would wake the daemon's wait again and again).
+TEST_F(EventsTest, AnExitFlaggedAtAPassIsReadByItsProbe) {
+  auto c = make();
+  pass(*c);
+  tree.set_event("pods/c2", "oom_kill", 2, true);
+  ASSERT_TRUE(exits->flag(tree.dir("pods/c2") + "/cgroup.events"));
+  pass(*c);
+  EXPECT_EQ(event(view(*c, "pods/c2"), parse::ev_oom_kill), 2u);
+  EXPECT_EQ(c->latest()->file_reads[static_cast<size_t>(FileKind::cgroup_events)], 1u);
+  EXPECT_EQ(view(*c, "pods/c2").reads[static_cast<size_t>(ReadReason::event)], 1u)
+      << "a kill seen at an exit is a notable event: memory.stat is read for it";
+}
+
 TEST_F(EventsTest, TombstonesAreBoundedInCountAndTheDroppedAreCounted) {
   cfg.metrics.removed_max = 3;
   for (int i = 0; i < 5; ++i) tree.add("pods/x" + std::to_string(i), spec(1 << 20));
@@ -251,7 +302,7 @@ TEST_F(EventsTest, RemovedCgroupsServeTheirInfoAndCountersMarkedAndNothingElse) 
   EXPECT_EQ(series("memcg_cgroup_removed_timestamp_seconds{id=\"/pods/c1\"}"), 0u);
 }
 
-TEST(EventSpacing, AtMostOneWakeUpPerSpacingWhateverTheKernelRaises) {
+TEST(EventSpacing, AtMostOneWakeUpPerSpacingWhateverTheKernelRaisesAndExitsHaveTheirOwn) {
   ManualClock clock;
   exporter::PassSchedule s(10s, std::nullopt, clock.peek());
   EXPECT_TRUE(s.events_watched(clock.peek()));
@@ -259,6 +310,14 @@ TEST(EventSpacing, AtMostOneWakeUpPerSpacingWhateverTheKernelRaises) {
   EXPECT_FALSE(s.events_watched(clock.peek() + 9ms));
   EXPECT_EQ(s.events_watched_at(), clock.peek() + exporter::PassSchedule::kEventSpacing);
   EXPECT_TRUE(s.events_watched(clock.peek() + 10ms));
+  // Exits have their own, shorter spacing: an exit right after an event
+  // wake-up is not held back by it.
+  EXPECT_TRUE(s.exits_watched(clock.peek() + 1ms));
+  s.exit_woken(clock.peek() + 1ms);
+  EXPECT_FALSE(s.exits_watched(clock.peek() + 1500us));
+  EXPECT_EQ(s.exits_watched_at(), clock.peek() + 1ms + exporter::PassSchedule::kExitSpacing);
+  EXPECT_TRUE(s.exits_watched(clock.peek() + 2ms));
+  EXPECT_FALSE(s.events_watched(clock.peek() + 9ms)) << "the events' spacing is its own";
   // The pass keeps its own rhythm.
   EXPECT_EQ(s.wake_at(), clock.peek());
 }

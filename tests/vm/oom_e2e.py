@@ -137,7 +137,11 @@ def main():
 
     failures = []
     _, vm = serial.first("VMOOM id=")
-    m = re.search(r"kill_to_removed_ms=([\d.]+) kill_to_metrics_ms=([\d.]+) removed_marked=(\d)", vm or "")
+    m = re.search(r"kill_to_removed_ms=([\d.]+) kill_to_metrics_ms=([\d.]+) removed_marked=(\d) exit_reads=(-?\d+)",
+                  vm or "")
+    _, vm_fail = serial.first("VMOOM FAIL")
+    if vm_fail:
+        failures.append(f"the guest's check: {vm_fail.strip()}")
     if not m:
         failures.append("no VMOOM result from the guest")
     else:
@@ -171,6 +175,7 @@ def main():
         failures.append(f"MemcgUnreclaimableGrowingToLimit fired {leak_t - leak_alert:.0f} s before the kill (want >= 30)")
 
     print(f"OOME2E victim kill_to_removed_ms={m.group(1) if m else '-'} kill_to_metrics_ms={m.group(2) if m else '-'}"
+          f" exit_reads={m.group(4) if m else '-'}"
           f" kill_to_alert_s={(oom_alert - victim_t) if oom_alert and victim_t else float('nan'):.1f}"
           f" (Prometheus scrape and evaluation every 5 s)")
     print(f"OOME2E leak alert_before_kill_s={(leak_t - leak_alert) if leak_t and leak_alert else float('nan'):.1f}"

@@ -7,8 +7,9 @@
 // allocate past the limit, reaps it (the kill), removes the cgroup at once,
 // and polls /metrics until the kill shows (memcg_memory_events_total
 // oom_kill of the cgroup's id) and the removal is marked. Prints
-//   VMOOM id=ID kill_to_removed_ms=X kill_to_metrics_ms=Y removed_marked=1
-// and exits 0, or says what failed and exits 1.
+//   VMOOM id=ID kill_to_removed_ms=X kill_to_metrics_ms=Y removed_marked=1 exit_reads=N
+// (N: the cgroup.events reads the exit brought, at least 1) and exits 0, or
+// says what failed and exits 1.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -52,6 +53,13 @@ bool write_file(const std::string& path, const std::string& text) {
   }
 }
 
+// memcg_exporter_file_reads_total{file="cgroup.events"} in a /metrics body, -1 if absent.
+long exit_reads(const std::string& body) {
+  const std::string series = "memcg_exporter_file_reads_total{file=\"cgroup.events\"} ";
+  const size_t at = body.find(series);
+  return at == std::string::npos ? -1 : std::atol(body.c_str() + at + series.size());
+}
+
 bool fail(const char* what) {
   std::printf("VMOOM FAIL %s\n", what);
   std::fflush(stdout);
@@ -74,6 +82,7 @@ bool run(const std::string& dir, const std::string& rel, int port) {
     if (ms_since(t_wait) > 60'000) return fail("not collected within 60 s");
     usleep(100'000);
   }
+  const long exits_before = exit_reads(http_get(port, "/metrics"));
   if (write(go[1], "g", 1) != 1) return fail("go");
   int status = 0;
   if (waitpid(pid, &status, 0) != pid || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
@@ -102,15 +111,21 @@ bool run(const std::string& dir, const std::string& rel, int port) {
   // The removal is marked and the kill stays (the tombstone).
   const std::string marked = "memcg_cgroup_removed_timestamp_seconds{cgroup_id=\"" + id + "\"}";
   bool both = false;
+  long exits_after = -1;
   for (int i = 0; i < 300 && !both; ++i) {
     const std::string m = http_get(port, "/metrics");
     both = m.find(marked) != std::string::npos && m.find(kill) != std::string::npos;
+    exits_after = exit_reads(m);
     if (!both) usleep(100'000);
   }
-  std::printf("VMOOM id=%s kill_to_removed_ms=%.1f kill_to_metrics_ms=%.1f removed_marked=%d\n", id.c_str(),
-              removed_ms.load(), seen_ms, both ? 1 : 0);
+  std::printf("VMOOM id=%s kill_to_removed_ms=%.1f kill_to_metrics_ms=%.1f removed_marked=%d exit_reads=%ld\n",
+              id.c_str(), removed_ms.load(), seen_ms, both ? 1 : 0, exits_after - exits_before);
   std::fflush(stdout);
-  return both || fail("the removed cgroup's kill was not kept");
+  if (!both) return fail("the removed cgroup's kill was not kept");
+  // The task's exit flagged the cgroup's cgroup.events and the exporter read
+  // it (and the event files with it) before the cgroup was removed.
+  return (exits_before >= 0 && exits_after > exits_before) ||
+         fail("no cgroup.events read after the exit (memcg_exporter_file_reads_total{file=\"cgroup.events\"})");
 }
 
 }  // namespace
