@@ -1,6 +1,7 @@
 #include "plugin/cgroup_reader.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "plugin/cache/rates.h"  // the probe's memory.current rate
 #include "plugin/cgroupfs/kept_file.h"
@@ -87,8 +88,50 @@ void CgroupReader::read_ahead(std::span<const CgroupEntry> entries, bool host_sw
   }
 }
 
+namespace {
+
+bool same_text(const ValueText& a, const ValueText& b) noexcept {
+  return a.len >= 0 && a.len == b.len && std::memcmp(a.text.data(), b.text.data(), static_cast<size_t>(a.len)) == 0;
+}
+
+}  // namespace
+
+// Quiet: memory.current read ahead with the same bytes as at the last probe,
+// which parsed them; memory.swap.current known to stay 0, absent as before,
+// or the same bytes too; no event file flagged or polled every pass, and no
+// event read between passes owed to this one. Most cgroups most passes (the
+// systemd guest: a sleeping process in most of its 747 leaves).
+bool CgroupReader::is_quiet(const CgroupEntry& e, const ProbeAhead& ahead, bool host_swap,
+                            const EventFiles& flagged) noexcept {
+  if (!e.has_probe || !e.probe.current || !e.events_polled || flagged.events || flagged.swap || flagged.exit ||
+      e.events_changed_owed || e.events_notable_owed || !same_text(ahead.current, e.probed_current))
+    return false;
+  if (swap_known_zero(e, host_swap)) return true;
+  if (!e.file(FileKind::swap_current).valid()) return !e.probe.swap;
+  return e.probe.swap && same_text(ahead.swap, e.probed_swap);
+}
+
+// What probe() would conclude from the same bytes, without parsing them or
+// comparing values (about a third of a probe's instructions under
+// callgrind): no change, a rate of 0, nothing moved, nothing else to read;
+// only the one-minute high needs the pass's bucket.
+CgroupReader::Probe CgroupReader::probe_quiet(CgroupEntry& e, TimePoint now) noexcept {
+  ++counters_.quiet_probes;
+  ProbeValues& p = e.probe;
+  Probe out;
+  out.delta.valid = true;
+  p.current_rate.reset();
+  if (now > p.at) p.current_rate = 0.0;
+  p.at = now;
+  const auto at = window_at(now);
+  e.current_max.observe(at, *p.current);
+  p.current_max = e.current_max.max(at);
+  return out;
+}
+
 CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, const ProbeAhead& ahead, TimePoint now, bool host_swap,
                                         const EventFiles& flagged, PassReport& report) {
+  if (is_quiet(e, ahead, host_swap, flagged)) return probe_quiet(e, now);
   Probe out;
   // Updated in place: a quiet cgroup's events and PSI totals stay where they
   // are instead of being copied into a new ProbeValues every pass.
@@ -100,6 +143,8 @@ CgroupReader::Probe CgroupReader::probe(CgroupEntry& e, const ProbeAhead& ahead,
     out.gone = true;
     return out;
   }
+  e.probed_current = ahead.current;
+  e.probed_swap = ahead.swap;
   // memory.events: every pass, or, when polled, only after the kernel
   // flagged a change (or an event wake-up read it since the last pass).
   const EventFiles which{.events = !e.events_polled || flagged.events, .swap = flagged.swap,

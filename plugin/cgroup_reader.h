@@ -39,11 +39,7 @@ class CgroupReader {
   // A one-value file read ahead of the probe: its text, or len < 0 where it
   // was not read ahead (no kept fd, an error, too long to be a value) and
   // the probe reads it itself, reporting what went wrong as it always did.
-  struct Ahead {
-    int8_t len = -1;
-    std::array<char, 23> text;  // "18446744073709551615\n" is 21 bytes
-    std::string_view view() const noexcept { return {text.data(), static_cast<size_t>(len)}; }
-  };
+  using Ahead = ValueText;
   struct ProbeAhead {
     Ahead current, swap;
   };
@@ -150,6 +146,9 @@ class CgroupReader {
   // error, or too long; nothing counted or reported).
   void read_ahead_one(const CgroupEntry& e, FileKind kind, Ahead& out) noexcept;
   bool probe_usage(CgroupEntry& e, const ProbeAhead& ahead, bool host_swap, TimePoint now, PassReport& report);
+  // A quiet probe (cgroup_reader.cpp): what it must still do, without a parse.
+  static bool is_quiet(const CgroupEntry& e, const ProbeAhead& ahead, bool host_swap, const EventFiles& flagged) noexcept;
+  Probe probe_quiet(CgroupEntry& e, TimePoint now) noexcept;
   static bool usage_moved(const ProbeValues& p, const Previous& prev) noexcept;
   static cache::ProbeDelta usage_delta(ProbeValues& p, const Previous& prev, TimePoint now) noexcept;
   // memory.peak into rec when `take` (else the previous record's), reset

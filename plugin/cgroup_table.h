@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,13 @@
 
 namespace memcg {
 
+// A one-value file's text as the probe last read it ahead (len < 0: none).
+struct ValueText {
+  int8_t len = -1;
+  std::array<char, 23> text;  // "18446744073709551615\n" is 21 bytes
+  std::string_view view() const noexcept { return {text.data(), len < 0 ? 0 : static_cast<size_t>(len)}; }
+};
+
 // One collected cgroup: its identity, its open files and its cache state.
 struct CgroupEntry {
   std::shared_ptr<const CgroupId> id;
@@ -34,6 +42,9 @@ struct CgroupEntry {
   std::shared_ptr<const config::Settings> settings;
 
   bool has_probe = false;
+  // memory.current and memory.swap.current as the last probe read them: the
+  // same bytes again are a quiet probe (CgroupReader::probe).
+  ValueText probed_current, probed_swap;
   ProbeValues probe;
   cache::WindowMax current_max;  // memory.current as probed, the last minute's highest
   uint64_t pending = 0;

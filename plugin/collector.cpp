@@ -391,6 +391,7 @@ void Collector::fill(Snapshot& snap) {
   snap.rescans_walked = counters_.rescans_walked;
   snap.rescans_counted = counters_.rescans_counted;
   snap.event_wakeups = counters_.event_wakeups;
+  snap.quiet_probes = counters_.quiet_probes;
   snap.event_wakeup_reads = counters_.event_wakeup_reads;
   // Built once per configuration and shared by its snapshots: a pass
   // allocates nothing per rule.

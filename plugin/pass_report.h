@@ -58,6 +58,10 @@ struct Counters {
   // Wake-ups between passes because the kernel flagged an event file, and
   // the cgroups whose event files they read.
   uint64_t event_wakeups = 0, event_wakeup_reads = 0;
+  // Probes that found a cgroup's usage files byte for byte as before and
+  // nothing flagged (CgroupReader::probe_quiet). Not exported: the tests and
+  // benchmarks check with it that the quiet path is the one taken.
+  uint64_t quiet_probes = 0;
   ReadHistogram read_seconds;
   PassHistogram pass_seconds;
   // CPU time of the collector thread by phase (CLOCK_THREAD_CPUTIME_ID): what
