@@ -203,7 +203,7 @@ struct WaitFds {
   int signals = -1;
   int wanted = -1;  // a reader asks for a snapshot (Collector::wanted_fd)
   int events = -1;
-  int exits = -1;  // a cgroup's last task exited (Collector::exits_fd): not spaced
+  int exits = -1;  // a cgroup's last task exited (Collector::exits_fd): spaced 1 ms, not 10
 };
 
 // Which signal arrived (0: none) after a poll that woke for it.

@@ -10,6 +10,7 @@
 #include "exporter/schedule.h"
 #include "plugin/collector.h"
 #include "tests/fixtures/fake_poller.h"
+#include "tests/fixtures/faulty_io.h"
 #include "tests/fixtures/tree.h"
 
 namespace memcg {
@@ -201,6 +202,31 @@ TEST_F(EventsTest, AnExitReadsAKillWhoseNotificationTheKernelHeldBack) {
   const CgroupView* t = find(*c->latest()->removed, "pods/c1");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(event(*t, parse::ev_oom_kill), 1u);
+}
+
+// A cgroup.events that cannot be read would stay flagged and wake the
+// collector every millisecond: it is reported, closed and no longer watched,
+// and the kill is still read.
+TEST_F(EventsTest, AnExitWhoseFileCannotBeReadIsReportedAndNoLongerWatched) {
+  fixtures::FaultyIo io;
+  auto c = std::make_unique<Collector>(tree.root(), cfg, clock, io);
+  auto x = std::make_unique<fixtures::FakePoller>();
+  exits = x.get();
+  c->set_exit_poller(std::move(x));
+  c->set_event_poller(std::make_unique<fixtures::FakePoller>());
+  pass(*c);
+  const size_t exit_file = static_cast<size_t>(FileKind::cgroup_events);
+  io.faults_[tree.dir("pods/c1") + "/cgroup.events"] = EIO;
+  tree.set_event("pods/c1", "oom_kill", 1, true);
+  ASSERT_TRUE(exits->flag(tree.dir("pods/c1") + "/cgroup.events"));
+  clock.advance(1ms);
+  EXPECT_TRUE(c->run_event_pass());
+  EXPECT_EQ(event(view(*c, "pods/c1"), parse::ev_oom_kill), 1u) << "the event files are read all the same";
+  EXPECT_EQ(c->latest()->read_errors[exit_file], 1u);
+  EXPECT_FALSE(exits->flag(tree.dir("pods/c1") + "/cgroup.events")) << "closed: out of the set";
+  clock.advance(1ms);
+  EXPECT_FALSE(c->run_event_pass());
+  EXPECT_EQ(c->latest()->read_errors[exit_file], 1u);
 }
 
 // An exit flagged as the pass starts is read by the pass's probe, so that
