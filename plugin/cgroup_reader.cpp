@@ -306,8 +306,8 @@ CgroupReader::EventsRead CgroupReader::read_events(CgroupEntry& e, EventFiles wh
     const Status exit = read(e, FileKind::cgroup_events, report).status;
     if (exit == Status::gone) return {.gone = true};
     // A flag no read clears would wake the collector every millisecond:
-    // the file is closed, which takes it out of the set (read() reported
-    // the error with its path; exits are then learnt as without the watch).
+    // the file is closed, which takes it out of the set (read() counted
+    // the error; exits are then learnt as without the watch).
     if (exit == Status::failed) {
       e.files[static_cast<size_t>(FileKind::cgroup_events)].reset();
       e.exit_polled = false;
