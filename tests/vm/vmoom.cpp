@@ -66,6 +66,34 @@ bool fail(const char* what) {
   return false;
 }
 
+// Milliseconds from `from` until /metrics holds `needle`, polled every
+// `step_us`; -1 if it did not within `limit_ms`.
+double ms_until_served(int port, const std::string& needle, Clock::time_point from, double limit_ms, useconds_t step_us) {
+  while (ms_since(from) < limit_ms) {
+    if (http_get(port, "/metrics").find(needle) != std::string::npos) return ms_since(from);
+    usleep(step_us);
+  }
+  return -1;
+}
+
+// After the removal: whether /metrics marks it and keeps the kill (the
+// tombstone) within 30 s, and the exporter's cgroup.events reads by then.
+struct AfterRemoval {
+  bool kept = false;
+  long exit_reads = -1;
+};
+AfterRemoval after_removal(int port, const std::string& id, const std::string& kill) {
+  const std::string marked = "memcg_cgroup_removed_timestamp_seconds{cgroup_id=\"" + id + "\"}";
+  AfterRemoval out;
+  for (int i = 0; i < 300 && !out.kept; ++i) {
+    const std::string m = http_get(port, "/metrics");
+    out.kept = m.find(marked) != std::string::npos && m.find(kill) != std::string::npos;
+    out.exit_reads = exit_reads(m);
+    if (!out.kept) usleep(100'000);
+  }
+  return out;
+}
+
 bool run(const std::string& dir, const std::string& rel, int port) {
   if (mkdir(dir.c_str(), 0755) != 0 || !write_file(dir + "/memory.max", "33554432")) return fail("cgroup setup");
   struct stat st{};
@@ -77,11 +105,7 @@ bool run(const std::string& dir, const std::string& rel, int port) {
   if (pid == 0) task(dir, go[0]);
   // Collected: its info is served (a rescan found it).
   const std::string info = "memcg_cgroup_info{cgroup_id=\"" + id + "\",cgroup=\"" + rel + "\"";
-  const auto t_wait = Clock::now();
-  while (http_get(port, "/metrics").find(info) == std::string::npos) {
-    if (ms_since(t_wait) > 60'000) return fail("not collected within 60 s");
-    usleep(100'000);
-  }
+  if (ms_until_served(port, info, Clock::now(), 60'000, 100'000) < 0) return fail("not collected within 60 s");
   const long exits_before = exit_reads(http_get(port, "/metrics"));
   if (write(go[1], "g", 1) != 1) return fail("go");
   int status = 0;
@@ -97,34 +121,18 @@ bool run(const std::string& dir, const std::string& rel, int port) {
     removed_ms = ms_since(t_kill);
   });
   const std::string kill = "memcg_memory_events_total{cgroup_id=\"" + id + "\",event=\"oom_kill\"} 1\n";
-  double seen_ms = -1;
-  while (ms_since(t_kill) < 5000) {
-    if (http_get(port, "/metrics").find(kill) != std::string::npos) {
-      seen_ms = ms_since(t_kill);
-      break;
-    }
-    usleep(2000);
-  }
+  const double seen_ms = ms_until_served(port, kill, t_kill, 5000, 2000);
   remover.join();
   if (removed_ms < 0 || removed_ms > 100) return fail("not removed within 100 ms of the kill");
   if (seen_ms < 0) return fail("the kill never showed on /metrics");
-  // The removal is marked and the kill stays (the tombstone).
-  const std::string marked = "memcg_cgroup_removed_timestamp_seconds{cgroup_id=\"" + id + "\"}";
-  bool both = false;
-  long exits_after = -1;
-  for (int i = 0; i < 300 && !both; ++i) {
-    const std::string m = http_get(port, "/metrics");
-    both = m.find(marked) != std::string::npos && m.find(kill) != std::string::npos;
-    exits_after = exit_reads(m);
-    if (!both) usleep(100'000);
-  }
+  const AfterRemoval after = after_removal(port, id, kill);
   std::printf("VMOOM id=%s kill_to_removed_ms=%.1f kill_to_metrics_ms=%.1f removed_marked=%d exit_reads=%ld\n",
-              id.c_str(), removed_ms.load(), seen_ms, both ? 1 : 0, exits_after - exits_before);
+              id.c_str(), removed_ms.load(), seen_ms, after.kept ? 1 : 0, after.exit_reads - exits_before);
   std::fflush(stdout);
-  if (!both) return fail("the removed cgroup's kill was not kept");
+  if (!after.kept) return fail("the removed cgroup's kill was not kept");
   // The task's exit flagged the cgroup's cgroup.events and the exporter read
   // it (and the event files with it) before the cgroup was removed.
-  return (exits_before >= 0 && exits_after > exits_before) ||
+  return (exits_before >= 0 && after.exit_reads > exits_before) ||
          fail("no cgroup.events read after the exit (memcg_exporter_file_reads_total{file=\"cgroup.events\"})");
 }
 

@@ -264,7 +264,7 @@ void check_flat(const Options& o, const std::vector<std::pair<long, long>>& samp
               fd_a, fd_b, rss_a, rss_b, max_in(third, 2 * third, false), max_in(2 * third, samples.size(), false),
               samples.front().first, samples.front().second);
   // The whole curve, so that a failure shows whether growth levels off.
-  std::printf("SOAK every 5 s (fds/RSS KiB):");
+  std::printf("SOAK every 5th sample, ~5 s (fds/RSS KiB):");
   for (size_t i = 0; i < samples.size(); i += 5) std::printf(" %ld/%ld", samples[i].first, samples[i].second);
   std::printf("\n");
   // A sample of a process that is not there reads 0 fds and -1 KiB: the
