@@ -421,7 +421,8 @@ void CgroupTable::link_parents() {
 bool CgroupTable::watch(const sys::UniqueFd& fd) noexcept { return fd.valid() && poller_->add(fd.get()); }
 
 bool CgroupTable::poll_events() {
-  std::fill(ready_.begin(), ready_.end(), 0);
+  if (any_ready_) std::fill(ready_.begin(), ready_.end(), 0);
+  any_ready_ = false;
   if (entries_.empty()) return false;
   size_t any = 0;
   // Room for memory.events and memory.swap.events of each, then cgroup.events.
@@ -435,12 +436,13 @@ bool CgroupTable::poll_events() {
     }
     any += got;
   }
-  return any > 0;
+  any_ready_ = any > 0;
+  return any_ready_;
 }
 
 bool CgroupTable::flagged(const CgroupEntry& e, FileKind kind) const noexcept {
   const int fd = e.file(kind).get();
-  return fd >= 0 && static_cast<size_t>(fd) < ready_.size() && ready_[static_cast<size_t>(fd)];
+  return any_ready_ && fd >= 0 && static_cast<size_t>(fd) < ready_.size() && ready_[static_cast<size_t>(fd)];
 }
 
 void CgroupTable::erase_gone(PassReport& report) {

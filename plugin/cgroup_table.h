@@ -121,6 +121,9 @@ class CgroupTable {
   // Whether the kernel flagged `kind` (FileKind::events, swap_events or
   // cgroup_events) of `e`.
   bool flagged(const CgroupEntry& e, FileKind kind) const noexcept;
+  // Whether the last poll_events found any file flagged: most passes none
+  // is, and the probe then asks no cgroup's three files one by one.
+  bool any_flagged() const noexcept { return any_ready_; }
   // The epoll set of every polled event file: readable when the kernel
   // flagged one (the daemon waits on it between passes), -1 if none.
   int events_fd() const noexcept { return poller_->fd(); }
@@ -237,6 +240,7 @@ class CgroupTable {
   std::unique_ptr<cgroupfs::EventPoller> poller_;  // the kept event files, flagged by the kernel on change
   std::unique_ptr<cgroupfs::EventPoller> exit_poller_;  // the kept cgroup.events files
   std::vector<unsigned char> ready_;  // by fd: flagged at the last poll_events
+  bool any_ready_ = false;            // some byte of ready_ is set
   std::vector<int> flagged_;
 };
 

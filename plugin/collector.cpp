@@ -156,6 +156,7 @@ void Collector::count_skip(CgroupEntry& e, PassReport& report) noexcept {
 
 // Which of `e`'s polled event files the kernel flagged at the last poll.
 CgroupReader::EventFiles Collector::flags_of(const CgroupEntry& e) const noexcept {
+  if (!table_.any_flagged()) return {};
   return {.events = e.events_polled && table_.flagged(e, FileKind::events),
           .swap = e.swap_events_polled && table_.flagged(e, FileKind::swap_events),
           .exit = e.exit_polled && table_.flagged(e, FileKind::cgroup_events)};

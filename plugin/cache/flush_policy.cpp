@@ -13,15 +13,6 @@ std::string_view to_string(ReadReason r) noexcept {
   return "initial";
 }
 
-std::optional<ReadReason> decide_flush(const FlushInput& in, TimePoint now) noexcept {
-  if (!in.last_read) return ReadReason::initial;
-  if (in.pending >= in.threshold) return ReadReason::threshold;
-  if (in.events_moved) return ReadReason::event;
-  if (now - *in.last_read + in.lookahead + in.phase >= in.max_age) return ReadReason::max_age;
-  if (in.forced) return ReadReason::forced;
-  return std::nullopt;
-}
-
 Duration refresh_phase(uint64_t inode, Duration span) noexcept {
   if (span.count() <= 0) return Duration{0};
   // splitmix64: inode numbers are sequential; their hash is not.

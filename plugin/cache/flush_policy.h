@@ -38,7 +38,18 @@ struct FlushInput {
   bool forced = false;                 // a refresh was requested
 };
 
-std::optional<ReadReason> decide_flush(const FlushInput& in, TimePoint now) noexcept;
+// Inline: the collector asks it for every cgroup every pass, and most
+// answers are "not yet" from fields it has at hand; in the caller's loop the
+// input need not be built in memory (about 60 of a quiet cgroup's ~230
+// instructions in decide() under callgrind, BM_QuietPassPolled).
+inline std::optional<ReadReason> decide_flush(const FlushInput& in, TimePoint now) noexcept {
+  if (!in.last_read) return ReadReason::initial;
+  if (in.pending >= in.threshold) return ReadReason::threshold;
+  if (in.events_moved) return ReadReason::event;
+  if (now - *in.last_read + in.lookahead + in.phase >= in.max_age) return ReadReason::max_age;
+  if (in.forced) return ReadReason::forced;
+  return std::nullopt;
+}
 
 // A deterministic phase in [0, span) for a cgroup (by inode): max_age
 // refreshes of many cgroups spread evenly over time instead of in one burst.

@@ -270,5 +270,35 @@ TEST(WindowMax, ASpikeBetweenScrapesIsSeenForAMinuteThenForgotten) {
   EXPECT_EQ(w.max(start + 10min), 50u);
 }
 
+// max() remembers its answer until a slot changes: asked again and again, as
+// a quiet cgroup's probe asks every pass, it must say what a fresh look at
+// every observation would, whatever came in between.
+TEST(WindowMax, ARememberedHighIsAlwaysWhatEveryObservationSays) {
+  const TimePoint start = TimePoint{} + 1h;
+  WindowMax w;
+  std::vector<std::pair<int64_t, uint64_t>> seen;  // bucket, value
+  uint64_t seed = 42;
+  auto next = [&seed](uint64_t n) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (seed >> 33) % n;
+  };
+  auto s = 0s;
+  for (int step = 0; step < 5000; ++step) {
+    s += std::chrono::seconds(next(4));  // often the same bucket, sometimes the next ones
+    const TimePoint now = start + s;
+    const auto at = WindowMax::at(now);
+    if (next(3) != 0) {
+      const uint64_t v = next(5) == 0 ? 1000 + next(1000) : next(100);
+      w.observe(at, v);
+      seen.emplace_back(at.bucket, v);
+    }
+    uint64_t want = 0;
+    for (const auto& [b, v] : seen)
+      if (b > at.bucket - static_cast<int64_t>(WindowMax::kBuckets) && b <= at.bucket) want = std::max(want, v);
+    ASSERT_EQ(w.max(at), want) << "step " << step;
+    ASSERT_EQ(w.max(at), want) << "asked again, step " << step;
+  }
+}
+
 }  // namespace
 }  // namespace memcg::cache
