@@ -88,7 +88,7 @@ exporter_window() {
   # readable from here.
   wd=$(systemctl show -p WatchdogUSec --value memcg-exporter | awk '/min/ {print $1 * 60; next} {print $1 + 0}')
   echo "NETDATA check: WatchdogSec $wd s; WATCHDOG_USEC in /proc/$pid/environ: $(tr '\0' '\n' < /proc/$pid/environ 2>&1 | grep -c WATCHDOG_USEC)"
-  # Then ten 1 s sleeps of its own: what a wake-up costs, inside the daemon's "other".
+  # Then ten 1 s sleeps of its own: what a wake-up costs, inside the daemon's "wait".
   memcg-cost --port 9756 --pid "$pid" --seconds $window --scrape-every 15 --bare $CG --watchdog "$wd" --wakeups 10 > /tmp/cost.txt
   sed "s/^COST/$tag/" /tmp/cost.txt
   me=$(awk -F'|' '/whole daemon/ {gsub(/ /, "", $4); print $4}' /tmp/cost.txt)
