@@ -40,8 +40,9 @@ struct FlushInput {
 
 // Inline: the collector asks it for every cgroup every pass, and most
 // answers are "not yet" from fields it has at hand; in the caller's loop the
-// input need not be built in memory (about 60 of a quiet cgroup's ~230
-// instructions in decide() under callgrind, BM_QuietPassPolled).
+// input need not be built in memory (about 40 of a cgroup's ~230
+// instructions in decide() and propagation under callgrind,
+// BM_QuietPassPolled).
 inline std::optional<ReadReason> decide_flush(const FlushInput& in, TimePoint now) noexcept {
   if (!in.last_read) return ReadReason::initial;
   if (in.pending >= in.threshold) return ReadReason::threshold;
