@@ -233,13 +233,19 @@ long stale_removed(const std::string& body, Shared& sh, Clock::time_point now, C
 }
 
 // Flat: after a warm-up third, the last third against the middle third:
-// the maximum fds within what churn explains (below), the median RSS within
-// 10 %. RSS is compared by median because single samples spike: a sample
-// taken just after a scrape's body was sent can land before the worker has
-// freed it and returned the pages (malloc_trim), 6-11 MB above the level
-// around it (a 240 s soak on 6.12: medians flat at ~36.5 MB, samples from
-// 30 to 47.5 MB in both thirds). A leak moves the median; the maxima
-// compared spikes with spikes and failed runs that had none.
+// the maximum fds within what churn explains (below), the last third's
+// median RSS within 10 % of the middle third's upper quartile. Single
+// samples spike: one taken just after a scrape's body was sent can land
+// before the worker has freed it and returned the pages (malloc_trim), 6-11
+// MB above the level around it (a 240 s soak on 6.12: medians flat at
+// ~36.5 MB, samples from 30 to 47.5 MB in both thirds); and in a minute the
+// level itself wanders with the tree's size and the bodies in flight (a
+// 60 s soak on 6.1: medians 29.4 -> 33.8 MB, the middle third's samples
+// 28.6-32.6, the last third's 28.4-35.6, with no growth before or after).
+// So this catches growth beyond that spread within the soak; a leak of a
+// few KB per removed cgroup shows in the hour-long soak (SOAK_SECONDS=3600),
+// not here. Maxima against maxima compared spikes with spikes and failed
+// runs that had none; medians against medians failed on the wander.
 void check_flat(const Options& o, const std::vector<std::pair<long, long>>& samples, double ops_per_second) {
   if (samples.size() < 9) {
     fail("samples", "too few");
@@ -252,16 +258,19 @@ void check_flat(const Options& o, const std::vector<std::pair<long, long>>& samp
     return m;
   };
   const long fd_a = max_in(third, 2 * third, true), fd_b = max_in(2 * third, samples.size(), true);
-  auto rss_median = [&](size_t from, size_t to) {
+  // The RSS below which a share `q` of the samples [from, to) lie.
+  auto rss_quantile = [&](size_t from, size_t to, double q) {
     std::vector<long> v;
     for (size_t i = from; i < to; ++i) v.push_back(samples[i].second);
-    const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-    std::nth_element(v.begin(), mid, v.end());
-    return *mid;
+    const auto at = v.begin() + static_cast<std::ptrdiff_t>(static_cast<double>(v.size() - 1) * q);
+    std::nth_element(v.begin(), at, v.end());
+    return *at;
   };
-  const long rss_a = rss_median(third, 2 * third), rss_b = rss_median(2 * third, samples.size());
-  std::printf("SOAK fds max %ld -> %ld, RSS median %ld -> %ld KiB, max %ld -> %ld (middle third -> last third); first sample %ld fds %ld KiB\n",
-              fd_a, fd_b, rss_a, rss_b, max_in(third, 2 * third, false), max_in(2 * third, samples.size(), false),
+  const long rss_a = rss_quantile(third, 2 * third, 0.5), rss_b = rss_quantile(2 * third, samples.size(), 0.5);
+  const long rss_a_upper = rss_quantile(third, 2 * third, 0.75);
+  std::printf("SOAK fds max %ld -> %ld, RSS median %ld -> %ld KiB (middle third's upper quartile %ld), max %ld -> %ld (middle "
+              "third -> last third); first sample %ld fds %ld KiB\n",
+              fd_a, fd_b, rss_a, rss_b, rss_a_upper, max_in(third, 2 * third, false), max_in(2 * third, samples.size(), false),
               samples.front().first, samples.front().second);
   // The whole curve, so that a failure shows whether growth levels off.
   std::printf("SOAK every 5th sample, ~5 s (fds/RSS KiB):");
@@ -282,7 +291,9 @@ void check_flat(const Options& o, const std::vector<std::pair<long, long>>& samp
   const long slack = 7 * static_cast<long>(ops_per_second * (o.rescan + o.probe) + 1);
   if (fd_b > fd_a + slack)
     fail("fds", "grew from " + std::to_string(fd_a) + " to " + std::to_string(fd_b) + " (churn allows " + std::to_string(slack) + ")");
-  if (rss_b > rss_a + std::max(rss_a / 10, 1024L)) fail("rss", "median grew from " + std::to_string(rss_a) + " to " + std::to_string(rss_b) + " KiB");
+  if (rss_b > rss_a_upper + std::max(rss_a_upper / 10, 1024L))
+    fail("rss", "median grew from " + std::to_string(rss_a) + " to " + std::to_string(rss_b) +
+                    " KiB, above the middle third's upper quartile " + std::to_string(rss_a_upper) + " KiB + 10 %");
 }
 
 }  // namespace
