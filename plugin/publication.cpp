@@ -29,7 +29,13 @@ std::shared_ptr<const Snapshot> Publication::current(Duration patience) {
     // wanted_ anyway.
     [[maybe_unused]] const ssize_t n = ::write(wanted_fd_.get(), &one, sizeof one);
   }
-  stored_.wait_for(lock, patience, [this] { return !owed_; });
+  // Served by the first store after the ask, even when a pass ends again
+  // before this thread wakes up and owes newer state: waiting on !owed_
+  // alone then missed that store, and the reader sat out its whole
+  // patience (2 s in the daemon) to be given the same snapshot, its ages
+  // two seconds older than they were.
+  const uint64_t asked_at = stores_;
+  stored_.wait_for(lock, patience, [&] { return !owed_ || stores_ != asked_at; });
   return latest_;
 }
 
@@ -52,6 +58,7 @@ void Publication::store(std::shared_ptr<const Snapshot> next) {
     std::lock_guard lock(mu_);
     latest_.swap(next);
     owed_ = wanted_ = false;
+    ++stores_;
   }
   stored_.notify_all();
   next.reset();  // the previous snapshot, released outside the lock

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 
@@ -57,6 +58,7 @@ class Publication {
   std::shared_ptr<const Snapshot> latest_;
   bool owed_ = false;    // the pass thread's state is newer than latest_
   bool wanted_ = false;  // a reader asked since the last store
+  uint64_t stores_ = 0;  // snapshots stored: a waiting reader's "served" is one more than at its ask
   sys::UniqueFd wanted_fd_;  // eventfd: the reader's ask, for the pass thread's wait
 };
 

@@ -35,7 +35,7 @@ timeout $((600 + 3 * ${SOAK_SECONDS:-60})) "${VM_QEMU[@]}" -kernel "$kernel" -in
   -append "$VM_CLOCK console=ttyS0 panic=-1 quiet loglevel=2 memcg_soak_seconds=${SOAK_SECONDS:-60} memcg_soak_min_rate=${SOAK_MIN_RATE:-40} memcg_fixtures=$([ -n "${FIXTURES_OUT:-}" ] && echo 1 || echo 0)" </dev/null > "$work/serial.log" 2>&1
 rc=$?
 set -e
-grep -aE '^(VMSTAGE1|CHECK|VMCOST|VMBENCH|VMCHECK|SOAK|age violation|current mismatch|stat out of bound|held-to-account|log:)' "$work/serial.log" || true
+grep -aE '^(VMSTAGE1|CHECK|VMCOST|VMBENCH|VMCHECK|SOAK|age violation|age context|current mismatch|stat out of bound|held-to-account|log:)' "$work/serial.log" || true
 if [ -n "${FIXTURES_OUT:-}" ]; then
   grep -a '^FIXTURE ' "$work/serial.log" | tr -d '\r' | while read -r _ name data; do
     mkdir -p "$FIXTURES_OUT/$(dirname "$name")"

@@ -92,13 +92,35 @@ std::string key(const std::string& name, const std::string& cg, const std::strin
   return k + "}";
 }
 
+// What the exporter said of its own passes at a scrape that broke the age
+// bound, and at the one after it (an overrun is counted when the late pass
+// ends): whether its passes ran late, or the reply took long to come.
+void explain_ages(const Scrape& s, int violations, double took, double wall) {
+  static bool again = false;
+  static double last_wall = 0;
+  if (violations > 0 || again) {
+    std::printf("age context: %s scrape: reply in %.3f s, %.3f s after the previous one; exporter: passes %.0f, "
+                "overruns %.0f, last pass began %.3f s before the reply, previous scrape took %.3f s, "
+                "passes %.4f s on average\n",
+                violations ? "this" : "the next", took, wall - last_wall, s.at("memcg_exporter_passes_total"),
+                s.at("memcg_exporter_pass_overruns_total"), wall - s.at("memcg_exporter_last_pass_timestamp_seconds"),
+                s.at("memcg_exporter_scrape_duration_seconds"),
+                s.at("memcg_exporter_pass_duration_seconds_sum") / s.at("memcg_exporter_pass_duration_seconds_count"));
+  }
+  again = violations > 0;
+  last_wall = wall;
+}
+
 // Series carry cgroup_id; memcg_cgroup_info maps it to the path. Keys are
 // written with the path instead (cgroup="..."), as a PromQL join would.
 Scrape scrape(const Options& o) {
   Scrape s;
   std::vector<std::pair<std::string, double>> raw;
   std::map<std::string, std::string> paths;  // cgroup_id="N" -> cgroup="P"
+  const auto asked = Clock::now();
   const std::string body = http_get(o.port, "/metrics");
+  const double took = std::chrono::duration<double>(Clock::now() - asked).count();
+  const double wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   // Removed cgroups keep their info and event counters a while, marked: the
   // checks are about the live ones.
   std::set<std::string> removed;  // cgroup_id="N"
@@ -136,13 +158,16 @@ Scrape scrape(const Options& o) {
   }
   ++g_scrapes;
   // Every scrape: no cgroup's memory.stat may be older than its bound.
+  int violations = 0;
   for (const auto& cg : s.cgroups()) {
     const double age = s.at(key("memcg_stat_age_seconds", cg)), max = s.at(key("memcg_stat_max_age_seconds", cg));
     if (!(age <= max)) {
-      ++g_age_violations;
+      ++violations;
       std::printf("age violation: %s age=%.3f max=%.3f\n", cg.c_str(), age, max);
     }
   }
+  g_age_violations += violations;
+  explain_ages(s, violations, took, wall);
   return s;
 }
 
