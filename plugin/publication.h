@@ -32,8 +32,9 @@ class Publication {
   // Any thread, never waits: the last snapshot stored.
   std::shared_ptr<const Snapshot> latest() const;
   // Any thread: the snapshot of the collector's state as of its last pass
-  // or event wake-up, asking the pass thread to build it when owed (on
-  // demand); after `patience` without it, the last one stored.
+  // or event wake-up when asked, asking the pass thread to build it when
+  // owed (on demand): the first one stored after the ask, even if a pass
+  // ended again since; after `patience` without one, the last one stored.
   std::shared_ptr<const Snapshot> current(Duration patience);
 
   // Pass thread, when a pass or an event wake-up changed what a snapshot
