@@ -126,7 +126,7 @@ BENCHMARK(BM_QuietPassPolled)->Arg(1000)->Unit(benchmark::kMillisecond);
 // render alone, and render + gzip as a Prometheus scrape asks for it.
 struct KubeScrape {
   explicit KubeScrape(int n) {
-    fixtures::add_kubernetes_node(tree, n);
+    node = fixtures::add_kubernetes_node(tree, n);
     auto cfg = config::Config::builtin(config::HostFacts::probe());
     cfg.containers.records_dir = "";
     cfg.resolve();
@@ -137,6 +137,7 @@ struct KubeScrape {
   }
   exporter::ScrapeContext context() const { return {*collector->latest(), clock.peek(), status, proc, "v", "r"}; }
   fixtures::Tree tree;
+  fixtures::KubernetesNode node;
   ManualClock clock;
   std::unique_ptr<Collector> collector;
   exporter::DaemonStatus status;
@@ -261,42 +262,36 @@ BENCHMARK(BM_GzipScrape)->Arg(1000)->Unit(benchmark::kMillisecond);
 // before. Four such snapshots in turn, each scraped once (what a scrape
 // costs where most cgroups are idle: docs/performance.md, "Scrape cost").
 void BM_GzipScrapeBusyOnePercent(benchmark::State& state) {
-  fixtures::Tree tree;
-  const auto node = fixtures::add_kubernetes_node(tree, static_cast<int>(state.range(0)));
-  auto cfg = config::Config::builtin(config::HostFacts::probe());
-  cfg.containers.records_dir = "";
-  cfg.resolve();
-  ManualClock clock;
-  Collector collector(tree.root(), cfg, clock);
-  collector.run_pass();
+  KubeScrape k(static_cast<int>(state.range(0)));
+  const auto& containers = k.node.containers;
   std::vector<std::shared_ptr<const Snapshot>> snaps;
-  const size_t busy = std::max<size_t>(1, node.containers.size() / 100);
+  const size_t busy = std::max<size_t>(1, containers.size() / 100);
   for (int round = 0; round < 4; ++round) {
     for (size_t b = 0; b < busy; ++b) {
-      const auto& path = node.containers[(b * 97 + static_cast<size_t>(round)) % node.containers.size()];
+      const auto& path = containers[(b * 97 + static_cast<size_t>(round)) % containers.size()];
       const uint64_t bytes = (64u << 20) + static_cast<uint64_t>(round) * (8u << 20);
-      tree.set_current(path, bytes);
-      tree.set_stat(path, fixtures::StatBody().set("anon", bytes - (4u << 20)).set("file", 4u << 20));
+      k.tree.set_current(path, bytes);
+      k.tree.set_stat(path, fixtures::StatBody().set("anon", bytes - (4u << 20)).set("file", 4u << 20));
     }
     for (int pass = 0; pass < 15; ++pass) {
-      clock.advance(1s);
-      collector.run_pass();
+      k.clock.advance(1s);
+      k.collector->run_pass();
     }
-    snaps.push_back(collector.latest());
+    snaps.push_back(k.collector->latest());
   }
-  exporter::DaemonStatus status;
-  exporter::ProcessStats proc;
   exporter::ScrapeCache cache;
   uint64_t scrape = 0;
+  size_t bytes = 0;
   for (auto _ : state) {
     const Snapshot& snap = *snaps[scrape % snaps.size()];
-    const exporter::ScrapeContext ctx{snap, snap.taken_at, status, proc, "v", "r"};
+    const exporter::ScrapeContext ctx{snap, snap.taken_at, k.status, k.proc, "v", "r"};
     const exporter::ScrapeCache::Render render{[&](std::string& out) { exporter::render_identity(ctx, out); },
                                                [&](text::Buffer& out) { exporter::render_values(ctx, out); }};
     auto body = cache.get(snap, {++scrape, nullptr}, true, render);
     benchmark::DoNotOptimize(body.bytes->data());
-    state.counters["bytes"] = static_cast<double>(body.bytes->size());
+    bytes = body.bytes->size();
   }
+  state.counters["bytes"] = static_cast<double>(bytes);
 }
 BENCHMARK(BM_GzipScrapeBusyOnePercent)->Arg(1000)->Unit(benchmark::kMillisecond);
 
