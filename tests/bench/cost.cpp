@@ -17,6 +17,9 @@
 // the exporter's read phase per memory.stat read; and every other file the
 // exporter read (memcg_exporter_file_reads_total), one bare pread each, as
 // many per second as it read them: the floor of its reads, file by file.
+// The same memory.current loop also runs beside the daemon, in its window
+// (a thread of this process; bare_beside.h says why), and the whole daemon
+// is printed against both.
 //
 // With --wakeups N it finally sleeps N times for a second, as the daemon's
 // collector does between passes, and prints what one sleep and its wake-up
@@ -56,6 +59,7 @@
 
 #include "base/parse/flat_keyed.h"
 #include "base/parse/stat_keys.h"
+#include "tests/bench/bare_beside.h"
 #include "tests/bench/thread_cpu.h"
 #include "tests/vm/http_get.h"
 
@@ -468,6 +472,18 @@ double print_parts(Window& w, const Bare& bare) {
   return whole;
 }
 
+// The whole daemon against the bare loop that ran beside it in its window
+// (bare_beside.h says why), next to the ratio against the window after it.
+void print_beside(const Window& w, const Bare& bare, const memcg::bench::BareBeside& beside, double whole) {
+  if (beside.us() <= 0) return;
+  std::printf("COST | bare memory.current loop beside the daemon, in its window (%d ticks over %zu cgroups) | | %.2f |",
+              beside.ticks(), beside.cgroups(), beside.us());
+  if (bare.us > 0) std::printf(" %.2fx |", beside.us() / bare.us);
+  std::printf("\nCOST the whole daemon is %.2fx the bare loop beside it", w.per(whole) / beside.us());
+  if (bare.us > 0) std::printf(" (%.2fx the bare loop of the window after it)", w.per(whole) / bare.us);
+  std::printf("\n");
+}
+
 // The re-reads against their paced floor, the reasons, and the floor of the
 // configuration.
 void print_reads(Window& w, const Bare& bare, double whole) {
@@ -583,18 +599,25 @@ int main(int argc, char** argv) {
     return 1;
   }
   const auto t0 = Clock::now();
+  std::vector<int> beside_fds;
+  if (!o.bare.empty()) open_all(o.bare, "memory.current", beside_fds);
+  memcg::bench::BareBeside beside(beside_fds);
+  if (!beside_fds.empty()) beside.start(t0);
   w.last = w.first;
   for (int i = 1; i <= w.scrapes; ++i) {
     std::this_thread::sleep_until(t0 + std::chrono::duration<double>(i * o.every));
     w.last = scrape(o.port, o.pid);
   }
   w.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  beside.stop();
+  for (int fd : beside_fds) close(fd);
   w.cgroups = w.last.cgroups > 0 ? w.last.cgroups : 1;
   std::map<std::string, double> file_rates;
   for (const auto& [name, total] : w.last.file_reads) file_rates[name] = (total - w.first.file_reads[name]) / w.seconds;
   const Bare bare =
       o.bare.empty() ? Bare{} : measure_bare(o.bare, o.pid, w.seconds, w.last.reads - w.first.reads, file_rates, o.watchdog);
   const double whole = print_parts(w, bare);
+  print_beside(w, bare, beside, whole);
   print_reads(w, bare, whole);
   print_files(w, bare, whole);
   if (o.wakeups > 0) print_wakeups(w, bare, o.wakeups, whole);

@@ -41,6 +41,13 @@ def test_decomposition_adds_up():
         front = re.search(r"^COST front: (\d+) bytes received, (\d+) sent", out.stdout, re.M)
         assert front and int(front.group(1)) > 0 and int(front.group(2)) > 0, out.stdout  # the scrapes went through the gate
         assert "| bare memory.current loop |" in out.stdout
+        # The same loop beside the daemon, in its window: a tick a second over the same cgroups.
+        b = re.search(r"^COST \| bare memory.current loop beside the daemon, in its window \((\d+) ticks over (\d+) "
+                      r"cgroups\) \| \| ([0-9.]+) \|", out.stdout, re.M)
+        n = re.search(r"bare loop over (\d+) cgroups", out.stdout)
+        assert b and 3 <= int(b.group(1)) <= 5 and b.group(2) == n.group(1) and float(b.group(3)) > 0, out.stdout
+        assert re.search(r"^COST the whole daemon is [0-9.]+x the bare loop beside it \([0-9.]+x the bare loop of the "
+                         r"window after it\)$", out.stdout, re.M), out.stdout
         # The re-read floor ran paced like the daemon (max_age 1 s: reads every second).
         m = re.search(r"re-read: (\d+) memory.stat reads.*paced like the daemon ([0-9.]+) us: ([0-9.]+)x", out.stdout)
         assert m and int(m.group(1)) > 0 and float(m.group(2)) > 0, out.stdout

@@ -19,7 +19,7 @@
 # this build's binary (its symbol table kept) after the measured windows.
 exec > /dev/ttyS0 2>&1
 set -u
-NETDATA_UNSANDBOXED=0 NETDATA_BASELINE='' NETDATA_PROFILE=0
+NETDATA_UNSANDBOXED=0 NETDATA_BASELINE='' NETDATA_PROFILE=0 NETDATA_WINDOWS=1
 . /etc/memcg-stage2.env 2>/dev/null
 n=1000
 window=60
@@ -92,6 +92,8 @@ exporter_window() {
   memcg-cost --port 9756 --pid "$pid" --seconds $window --scrape-every 15 --bare $CG --watchdog "$wd" --wakeups 10 > /tmp/cost.txt
   sed "s/^COST/$tag/" /tmp/cost.txt
   me=$(awk -F'|' '/whole daemon/ {gsub(/ /, "", $4); print $4}' /tmp/cost.txt)
+  # The two ratios of this window, for the median over windows.
+  sed -n 's/^COST the whole daemon is \([0-9.]*\)x the bare loop beside it (\([0-9.]*\)x .*/\1 \2/p' /tmp/cost.txt >> /tmp/ratios.txt
   series=$(curl -sf http://127.0.0.1:9756/metrics | grep -c '{cgroup_id=')
   mcg=$(curl -sf http://127.0.0.1:9756/metrics | awk '$1 == "memcg_exporter_cgroups" {print $2}')
   systemctl stop memcg-exporter
@@ -106,8 +108,16 @@ run_binary() {
   else rm -f $d; fi
   systemctl daemon-reload
 }
+: > /tmp/ratios.txt
 exporter_window ""
 me_unit=$me  # the ratio below is the packaged unit's
+for k in $(seq 2 "$NETDATA_WINDOWS"); do exporter_window " (window $k)"; done
+if [ "$NETDATA_WINDOWS" -gt 1 ]; then
+  # The median of each ratio over this build's windows (windows of one boot drift).
+  median() { sort -n | awk '{v[NR] = $1} END {if (NR) printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+  echo "NETDATA memcg-exporter over $(wc -l < /tmp/ratios.txt) windows: the whole daemon is $(cut -d' ' -f1 /tmp/ratios.txt | tr '\n' ' ')x the bare loop beside it (median $(cut -d' ' -f1 /tmp/ratios.txt | median)x); $(cut -d' ' -f2 /tmp/ratios.txt | tr '\n' ' ')x the bare loop of the window after it (median $(cut -d' ' -f2 /tmp/ratios.txt | median)x)"
+  me=$me_unit
+fi
 if [ -n "$NETDATA_BASELINE" ]; then
   run_binary /usr/local/bin/memcg-exporter-baseline
   exporter_window " (baseline)"
