@@ -11,6 +11,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -47,6 +48,8 @@ class BareBeside {
   double us() const noexcept {
     return ticks_ > 0 && !fds_.empty() ? cpu_ / static_cast<double>(fds_.size()) / ticks_ * 1e6 : 0;
   }
+  // Involuntary context switches during the reads, per tick.
+  double preemptions_per_tick() const noexcept { return ticks_ > 0 ? static_cast<double>(preempted_) / ticks_ : 0; }
 
  private:
   void run(std::chrono::steady_clock::time_point t0) {
@@ -54,9 +57,13 @@ class BareBeside {
     for (int tick = 0; !stop_.load(); ++tick) {
       std::this_thread::sleep_until(t0 + std::chrono::milliseconds(500 + 1000 * tick));
       if (stop_.load()) break;
+      rusage r0{}, r1{};
+      getrusage(RUSAGE_THREAD, &r0);
       const double c0 = thread_cpu_seconds();
       for (int fd : fds_) (void)!pread(fd, buf, sizeof buf, 0);
       cpu_ += thread_cpu_seconds() - c0;
+      getrusage(RUSAGE_THREAD, &r1);
+      preempted_ += r1.ru_nivcsw - r0.ru_nivcsw;
       ++ticks_;
     }
   }
@@ -66,6 +73,7 @@ class BareBeside {
   std::thread thread_;
   double cpu_ = 0;  // written by the loop's thread, read after stop()
   int ticks_ = 0;
+  long preempted_ = 0;
 };
 
 }  // namespace memcg::bench

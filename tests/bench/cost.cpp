@@ -72,7 +72,22 @@ namespace {
 // server's (CivetWeb names its threads civetweb-*), and any other.
 struct ProcessCpu {
   double total = 0, collector = 0, http = 0, rest = 0;
+  // The collector thread's context switches (its status file): involuntary
+  // ones are preemptions, each a switch away and back in the middle of work.
+  double collector_involuntary = 0, collector_voluntary = 0;
 };
+
+// "voluntary_ctxt_switches" and "nonvoluntary_ctxt_switches" of a task.
+void context_switches(const std::string& task, double& voluntary, double& involuntary) {
+  FILE* f = std::fopen((task + "/status").c_str(), "re");
+  if (!f) return;
+  char line[256];
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::strncmp(line, "voluntary_ctxt_switches:", 24) == 0) voluntary = std::atof(line + 24);
+    else if (std::strncmp(line, "nonvoluntary_ctxt_switches:", 27) == 0) involuntary = std::atof(line + 27);
+  }
+  std::fclose(f);
+}
 
 ProcessCpu process_cpu(pid_t pid) {
   ProcessCpu cpu;
@@ -94,7 +109,10 @@ ProcessCpu process_cpu(pid_t pid) {
       }
       const double s = static_cast<double>(ns) / 1e9;
       cpu.total += s;
-      if (std::atoi(e->d_name) == pid) cpu.collector += s;
+      if (std::atoi(e->d_name) == pid) {
+        cpu.collector += s;
+        context_switches(task, cpu.collector_voluntary, cpu.collector_involuntary);
+      }
       else if (std::strncmp(comm, "civetweb", 8) == 0) cpu.http += s;
       else cpu.rest += s;
     }
@@ -482,6 +500,14 @@ void print_beside(const Window& w, const Bare& bare, const memcg::bench::BareBes
   std::printf("\nCOST the whole daemon is %.2fx the bare loop beside it", w.per(whole) / beside.us());
   if (bare.us > 0) std::printf(" (%.2fx the bare loop of the window after it)", w.per(whole) / bare.us);
   std::printf("\n");
+  // Preemptions in the middle of work: each costs the preempted thread a
+  // switch back and cold caches (under emulation, its translation caches).
+  const auto& a = w.first.process;
+  const auto& b = w.last.process;
+  std::printf("COST preemptions: the collector thread %.1f a second (%.1f voluntary switches a second); the bare loop "
+              "beside it %.2f per tick\n",
+              (b.collector_involuntary - a.collector_involuntary) / w.seconds,
+              (b.collector_voluntary - a.collector_voluntary) / w.seconds, beside.preemptions_per_tick());
 }
 
 // The re-reads against their paced floor, the reasons, and the floor of the
