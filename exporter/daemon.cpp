@@ -19,12 +19,10 @@
 #include "exporter/log.h"
 #include "exporter/exposition/metrics.h"
 #include "exporter/notifier.h"
-#include "exporter/pass_slice.h"
 #include "exporter/schedule.h"
 #include "exporter/setup.h"
 #include "base/version.h"
 #include "plugin/collector.h"
-#include "base/sys/sched_slice.h"
 #include "base/sys/unique_fd.h"
 
 namespace memcg::exporter {
@@ -276,40 +274,6 @@ bool wait_for_next_pass(const WaitFds& fds, const Options& opts, Clock& clock, P
 }
 
 // After a pass: the schedule, the log, systemd's status and readiness.
-// The collector thread's slice request (pass_slice.h) made and reported:
-// the slice the kernel keeps is memcg_exporter_pass_slice_seconds; a kernel
-// that keeps none (before 6.12) is said once, and a refused call once, after
-// which the thread asks no more.
-class SliceRequester {
- public:
-  explicit SliceRequester(DaemonStatus& status) : status_(status) {}
-
-  void operator()(Duration pass_cpu) {
-    if (refused_) return;
-    const auto want = slice_.observe(pass_cpu);
-    if (!want) return;
-    const auto kept = sys::request_thread_slice(*want);
-    if (!kept.ok()) {
-      refused_ = true;
-      status_.pass_slice_seconds.store(0);
-      log_notice("sched_setattr: " + kept.message() + ": the collector thread keeps the scheduler's default slice");
-      return;
-    }
-    status_.pass_slice_seconds.store(to_seconds(kept.value()));
-    char ms[32];
-    std::snprintf(ms, sizeof ms, "%.1f", to_seconds(*want) * 1e3);
-    if (kept.value().count() == 0 && !said_) log_info("this kernel keeps no per-thread scheduler slice (6.12+ does): passes are preempted as any thread's work");
-    else if (!said_) log_info(std::string("the collector thread asks the scheduler for a ") + ms + " ms slice, its passes' CPU at the 95th percentile");
-    else log_debug(std::string("the collector thread's scheduler slice is now ") + ms + " ms");
-    said_ = true;
-  }
-
- private:
-  DaemonStatus& status_;
-  PassSlice slice_;
-  bool refused_ = false, said_ = false;
-};
-
 class PassAftermath {
  public:
   PassAftermath(Collector& collector, Backend& backend, Notifier& notifier, PassSchedule& schedule, uint64_t fd_limit)
@@ -422,11 +386,8 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
   PassSchedule schedule(collector.config().collector.probe_interval,
                         watchdog ? std::optional<Duration>(*watchdog) : std::nullopt, clock.now());
   PassAftermath after_pass(collector, backend, notifier, schedule, fds.soft);
-  SliceRequester slice(backend.status());
   do {
-    const Duration cpu0 = clock.thread_cpu();
     const PassReport report = collector.run_pass();
-    slice(clock.thread_cpu() - cpu0);
     after_pass(report, clock.now());
   } while (wait_for_next_pass({signals.get(), collector.wanted_fd(), collector.events_fd(), collector.exits_fd()}, opts, clock, schedule, notifier, collector, backend,
                               *http));

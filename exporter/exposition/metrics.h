@@ -29,7 +29,6 @@ struct DaemonStatus {
   std::atomic<double> reload_success_unix{0};  // last successful (re)load, Unix seconds
   std::atomic<double> last_scrape_seconds{0};  // duration of the previous /metrics request
   std::atomic<uint64_t> pass_overruns{0};      // passes that took longer than probe_interval
-  std::atomic<double> pass_slice_seconds{0};   // the collector thread's scheduler slice, as the kernel keeps it
   GateStats http;                              // the web server's connections
   ScrapeCpu scrape_cpu;                        // /metrics requests' CPU
 };
