@@ -19,7 +19,7 @@
 # this build's binary (its symbol table kept) after the measured windows.
 exec > /dev/ttyS0 2>&1
 set -u
-NETDATA_UNSANDBOXED=0 NETDATA_BASELINE='' NETDATA_PROFILE=0 NETDATA_WINDOWS=1
+NETDATA_UNSANDBOXED=0 NETDATA_BASELINE='' NETDATA_PROFILE=0 NETDATA_WINDOWS=1 NETDATA_NO_ASLR=0
 . /etc/memcg-stage2.env 2>/dev/null
 n=1000
 window=60
@@ -71,7 +71,10 @@ cpu_ns() {  # every thread of a process
 # "NETDATA memcg-exporter" and LABEL.
 exporter_window() {
   local tag="NETDATA memcg-exporter$1"
+  # The exporter's process only: the layout is fixed when it starts.
+  [ "$NETDATA_NO_ASLR" = 1 ] && sysctl -qw kernel.randomize_va_space=0
   systemctl start memcg-exporter
+  [ "$NETDATA_NO_ASLR" = 1 ] && sysctl -qw kernel.randomize_va_space=2
   for _ in $(seq 120); do curl -sf http://127.0.0.1:9756/-/ready >/dev/null && break; sleep 1; done
   # The steady state of a daemon that runs for days: past the initial reads,
   # the first refreshes and the first collector.limits_max_age (60 s), where

@@ -18,6 +18,10 @@
 # NETDATA_WINDOWS=N (default 1) measures this build in N windows of the
 # boot, each against the bare loop beside it and the one after it, and
 # prints the median of each ratio.
+# NETDATA_NO_ASLR=1 starts every exporter window with address-space layout
+# randomisation off in the guest (kernel.randomize_va_space=0): each window's
+# process then has the same layout, to tell whether the spread between
+# windows of one build follows the layout.
 # NETDATA_PROFILE=1 adds linux-perf to the guest and prints where the
 # exporter's CPU goes (this build's binary with its symbol table, sampled
 # after the measured windows, so the sampling costs none of them), and the
@@ -38,5 +42,5 @@ if [ "${NETDATA_PROFILE:-0}" = 1 ]; then
   export STAGE2_IMAGE_SIZE=2G
 fi
 export STAGE2_EXTRA=$extra STAGE2_TEST="$here/netdata-compare.sh" STAGE2_BINS=$bins STAGE2_TIMEOUT=3000
-export STAGE2_ENV="NETDATA_UNSANDBOXED='${NETDATA_UNSANDBOXED:-0}' NETDATA_BASELINE='${NETDATA_BASELINE:+1}' NETDATA_PROFILE='${NETDATA_PROFILE:-0}' NETDATA_WINDOWS='${NETDATA_WINDOWS:-1}'"
+export STAGE2_ENV="NETDATA_UNSANDBOXED='${NETDATA_UNSANDBOXED:-0}' NETDATA_BASELINE='${NETDATA_BASELINE:+1}' NETDATA_PROFILE='${NETDATA_PROFILE:-0}' NETDATA_WINDOWS='${NETDATA_WINDOWS:-1}' NETDATA_NO_ASLR='${NETDATA_NO_ASLR:-0}'"
 "$here/run-stage2.sh" "$build"
