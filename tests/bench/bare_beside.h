@@ -10,7 +10,6 @@
 // same busy workloads, the same scheduler, the same moment.
 #pragma once
 
-#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 

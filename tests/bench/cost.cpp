@@ -112,9 +112,11 @@ ProcessCpu process_cpu(pid_t pid) {
       if (std::atoi(e->d_name) == pid) {
         cpu.collector += s;
         context_switches(task, cpu.collector_voluntary, cpu.collector_involuntary);
+      } else if (std::strncmp(comm, "civetweb", 8) == 0) {
+        cpu.http += s;
+      } else {
+        cpu.rest += s;
       }
-      else if (std::strncmp(comm, "civetweb", 8) == 0) cpu.http += s;
-      else cpu.rest += s;
     }
     closedir(d);
   }
