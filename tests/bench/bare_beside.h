@@ -15,8 +15,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <span>
 #include <thread>
-#include <vector>
 
 #include "tests/bench/thread_cpu.h"
 
@@ -24,8 +24,9 @@ namespace memcg::bench {
 
 class BareBeside {
  public:
-  // `fds`: one kept-open memory.current per cgroup, owned by the caller.
-  explicit BareBeside(std::vector<int> fds) : fds_(std::move(fds)) {}
+  // `fds`: one kept-open memory.current per cgroup, owned by the caller and
+  // open until stop().
+  explicit BareBeside(std::span<const int> fds) : fds_(fds) {}
   ~BareBeside() { stop(); }
   BareBeside(const BareBeside&) = delete;
   BareBeside& operator=(const BareBeside&) = delete;
@@ -67,7 +68,7 @@ class BareBeside {
     }
   }
 
-  std::vector<int> fds_;
+  std::span<const int> fds_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
   double cpu_ = 0;  // written by the loop's thread, read after stop()

@@ -52,6 +52,8 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -381,10 +383,9 @@ struct StatReader {
   }
 };
 
-Bare measure_bare(const std::string& root, pid_t pid, double window, double reads,
+Bare measure_bare(const BareFiles& files, const std::string& root, pid_t pid, double window, double reads,
                   const std::map<std::string, double>& file_rates, double watchdog) {
   Bare b;
-  const BareFiles files(root);
   PacedFiles others(root, file_rates);
   const std::vector<int>&fds = files.current, &stats = files.stat, &pressures = files.pressure, &peaks = files.peak;
   b.n = fds.size();
@@ -502,8 +503,8 @@ void print_beside(const Window& w, const Bare& bare, const memcg::bench::BareBes
   std::printf("\nCOST the whole daemon is %.2fx the bare loop beside it", w.per(whole) / beside.us());
   if (bare.us > 0) std::printf(" (%.2fx the bare loop of the window after it)", w.per(whole) / bare.us);
   std::printf("\n");
-  // Preemptions in the middle of work: each costs the preempted thread a
-  // switch back and cold caches (under emulation, its translation caches).
+  // Preemptions in the middle of work: each may cost the preempted thread a
+  // switch back and caches another task emptied.
   const auto& a = w.first.process;
   const auto& b = w.last.process;
   std::printf("COST preemptions: the collector thread %.1f a second (%.1f voluntary switches a second); the bare loop "
@@ -626,11 +627,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "memcg-cost: no memcg_exporter_cpu_seconds_total at 127.0.0.1:%d\n", o.port);
     return 1;
   }
+  // The bare loops' files, opened once: the loop beside the daemon and the
+  // one in the window after it read memory.current through the same fds.
+  std::optional<BareFiles> files;
+  if (!o.bare.empty()) files.emplace(o.bare);
   const auto t0 = Clock::now();
-  std::vector<int> beside_fds;
-  if (!o.bare.empty()) open_all(o.bare, "memory.current", beside_fds);
-  memcg::bench::BareBeside beside(beside_fds);
-  if (!beside_fds.empty()) beside.start(t0);
+  memcg::bench::BareBeside beside(files ? std::span<const int>(files->current) : std::span<const int>());
+  if (files && !files->current.empty()) beside.start(t0);
   w.last = w.first;
   for (int i = 1; i <= w.scrapes; ++i) {
     std::this_thread::sleep_until(t0 + std::chrono::duration<double>(i * o.every));
@@ -638,12 +641,11 @@ int main(int argc, char** argv) {
   }
   w.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   beside.stop();
-  for (int fd : beside_fds) close(fd);
   w.cgroups = w.last.cgroups > 0 ? w.last.cgroups : 1;
   std::map<std::string, double> file_rates;
   for (const auto& [name, total] : w.last.file_reads) file_rates[name] = (total - w.first.file_reads[name]) / w.seconds;
   const Bare bare =
-      o.bare.empty() ? Bare{} : measure_bare(o.bare, o.pid, w.seconds, w.last.reads - w.first.reads, file_rates, o.watchdog);
+      files ? measure_bare(*files, o.bare, o.pid, w.seconds, w.last.reads - w.first.reads, file_rates, o.watchdog) : Bare{};
   const double whole = print_parts(w, bare);
   print_beside(w, bare, beside, whole);
   print_reads(w, bare, whole);
