@@ -79,22 +79,29 @@ void CgroupReader::read_ahead_one(const CgroupEntry& e, FileKind kind, Ahead& ou
   ++counters_.file_reads[static_cast<size_t>(kind)];
 }
 
+void CgroupReader::read_current(int fd, Ahead& out) noexcept {
+  out = Ahead{};  // zero-tailed, as the lane compares (cgroup_table.h: same_zero_tailed)
+  out.len = -1;
+  const ssize_t n = io_.pread(fd, out.text.data(), out.text.size(), 0);
+  if (n < 0 || static_cast<size_t>(n) >= out.text.size()) return;
+  out.len = static_cast<int8_t>(n);
+  ++counters_.file_reads[static_cast<size_t>(FileKind::current)];
+}
+
+void CgroupReader::read_ahead_swap(const CgroupEntry& e, bool host_swap, Ahead& out) noexcept {
+  if (swap_known_zero(e, host_swap)) out.len = -1;
+  else read_ahead_one(e, FileKind::swap_current, out);
+}
+
+void CgroupReader::read_ahead(const CgroupEntry& e, bool host_swap, ProbeAhead& out) noexcept {
+  read_ahead_one(e, FileKind::current, out.current);
+  read_ahead_swap(e, host_swap, out.swap);
+}
+
 void CgroupReader::read_ahead(std::span<const CgroupEntry> entries, bool host_swap, std::vector<ProbeAhead>& out) {
   out.resize(entries.size());
-  for (size_t i = 0; i < entries.size(); ++i) {
-    read_ahead_one(entries[i], FileKind::current, out[i].current);
-    if (swap_known_zero(entries[i], host_swap)) out[i].swap.len = -1;
-    else read_ahead_one(entries[i], FileKind::swap_current, out[i].swap);
-  }
+  for (size_t i = 0; i < entries.size(); ++i) read_ahead(entries[i], host_swap, out[i]);
 }
-
-namespace {
-
-bool same_text(const ValueText& a, const ValueText& b) noexcept {
-  return a.len >= 0 && a.len == b.len && std::memcmp(a.text.data(), b.text.data(), static_cast<size_t>(a.len)) == 0;
-}
-
-}  // namespace
 
 // Quiet: memory.current read ahead with the same bytes as at the last probe,
 // which parsed them; memory.swap.current known to stay 0, absent as before,
@@ -120,6 +127,7 @@ CgroupReader::Probe CgroupReader::probe_quiet(CgroupEntry& e, TimePoint now) noe
   ProbeValues& p = e.probe;
   Probe out;
   out.delta.valid = true;
+  out.quiet = true;
   p.current_rate.reset();
   if (now > p.at) p.current_rate = 0.0;
   p.at = now;

@@ -35,6 +35,7 @@ class CgroupReader {
     bool events_moved = false;  // a notable memory.events counter moved
     bool moved = false;         // memory.current, swap.current or memory.events changed (or the first probe)
     bool gone = false;          // the cgroup went away: nothing else is valid (e.probe neither)
+    bool quiet = false;         // the quiet probe (is_quiet): nothing changed, nothing parsed
   };
   // A one-value file read ahead of the probe: its text, or len < 0 where it
   // was not read ahead (no kept fd, an error, too long to be a value) and
@@ -51,6 +52,13 @@ class CgroupReader {
   // probe phase measured 5-13 % less, within their noise:
   // docs/performance.md). `out` is resized to the entries, indexed alike.
   void read_ahead(std::span<const CgroupEntry> entries, bool host_swap, std::vector<ProbeAhead>& out);
+  // The same for one entry, and memory.current alone through a descriptor
+  // the caller holds (the quiet lane's, quiet_lane.h), counted as the
+  // probe's; read_current leaves the bytes past what it read zero.
+  void read_ahead(const CgroupEntry& e, bool host_swap, ProbeAhead& out) noexcept;
+  void read_current(int fd, Ahead& out) noexcept;
+  // memory.swap.current alone, where the probe will want it.
+  void read_ahead_swap(const CgroupEntry& e, bool host_swap, Ahead& out) noexcept;
   // Reads the cheap files into e.probe, in place (a quiet cgroup's events
   // and PSI totals are not copied every pass); the caller sets has_probe.
   // `ahead`: what read_ahead read for it (a file not read ahead is read here).

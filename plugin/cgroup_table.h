@@ -6,7 +6,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +35,29 @@ struct ValueText {
   std::array<char, 23> text;  // "18446744073709551615\n" is 21 bytes
   std::string_view view() const noexcept { return {text.data(), len < 0 ? 0 : static_cast<size_t>(len)}; }
 };
+
+// The same bytes read (`a`) as before (`b`): a quiet probe's test.
+inline bool same_text(const ValueText& a, const ValueText& b) noexcept {
+  return a.len >= 0 && a.len == b.len && std::memcmp(a.text.data(), b.text.data(), static_cast<size_t>(a.len)) == 0;
+}
+
+// The same, for two texts whose bytes past their length are zero (the
+// quiet lane's, quiet_lane.h): three word compares, no call, no length
+// arithmetic; the lane asks it of most cgroups every pass.
+inline bool same_zero_tailed(const ValueText& a, const ValueText& b) noexcept {
+  static_assert(sizeof(ValueText) == 24);
+  uint64_t x[3], y[3];
+  std::memcpy(x, &a, sizeof x);
+  std::memcpy(y, &b, sizeof y);
+  return a.len >= 0 && ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2])) == 0;
+}
+
+// `t` with its bytes past its length zeroed, as same_zero_tailed wants.
+inline ValueText zero_tailed(ValueText t) noexcept {
+  const size_t n = t.len < 0 ? 0 : static_cast<size_t>(t.len);
+  std::memset(t.text.data() + n, 0, t.text.size() - n);
+  return t;
+}
 
 // One collected cgroup: its identity, its open files and its cache state.
 struct CgroupEntry {

@@ -41,6 +41,7 @@ void Collector::set_config(config::Config config) {
   config_ = std::move(config);
   rules_.reset();
   need_rescan_ = true;
+  ++config_generation_;  // every quiet lane's due time came from the old one
 }
 
 // Names from the identity sources: the cgroups they may name are walked only
@@ -143,9 +144,13 @@ void Collector::mark_forced() {
     std::lock_guard lock(refresh_mu_);
     refresh.swap(refresh_);
   }
+  auto& entries = table_.entries();
   for (const auto& g : refresh)
-    for (auto& e : table_.entries())
-      if (g.matches(e.id->path)) e.forced = true;
+    for (size_t i = 0; i < entries.size(); ++i)
+      if (g.matches(entries[i].id->path)) {
+        entries[i].forced = true;
+        lanes_.drop(i);
+      }
 }
 
 void Collector::count_skip(CgroupEntry& e, PassReport& report) noexcept {
@@ -162,9 +167,40 @@ CgroupReader::EventFiles Collector::flags_of(const CgroupEntry& e) const noexcep
           .exit = e.exit_polled && table_.flagged(e, FileKind::cgroup_events)};
 }
 
+// Every cgroup's memory.current (and swap where wanted), read back to back
+// before any is probed; a cgroup in the quiet lane with the same bytes
+// before its due time is settled here (quiet_[i] = kInLane).
+void Collector::read_all_ahead(TimePoint now, bool host_swap) {
+  auto& entries = table_.entries();
+  const size_t n = entries.size();
+  ahead_.resize(n);
+  quiet_.assign(n, kNotQuiet);
+  const bool lane_open = lanes_.open(table_.generation(), n, host_swap, config_generation_, now) &&
+                         !table_.any_flagged() && lane_on_;
+  const int64_t bucket = cache::WindowMax::at(now).bucket;
+  uint64_t in_lane = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const QuietLane* lane = lane_open ? lanes_.find(i, bucket) : nullptr;
+    if (!lane) {
+      reader_.read_ahead(entries[i], host_swap, ahead_[i]);
+      continue;
+    }
+    reader_.read_current(lane->fd, ahead_[i].current);
+    if (same_zero_tailed(ahead_[i].current, lane->text) && now < lane->due) {
+      quiet_[i] = kInLane;
+      ++in_lane;
+      continue;
+    }
+    lanes_.drop(i);
+    reader_.read_ahead_swap(entries[i], host_swap, ahead_[i].swap);
+  }
+  counters_.quiet_probes += in_lane;
+  counters_.lane_probes += in_lane;
+}
+
 // Every cgroup's cheap files: its change into deltas_, notable events into moved_.
 void Collector::probe_all(TimePoint now, PassReport& report) {
-  const bool host_swap = io_.host_has_swap();
+  const bool host_swap = pass_host_swap_ = io_.host_has_swap();
   auto& entries = table_.entries();
   const size_t n = entries.size();
   deltas_.resize(n);
@@ -172,9 +208,15 @@ void Collector::probe_all(TimePoint now, PassReport& report) {
   scratch_a_.resize(n);
   scratch_b_.resize(n);
   moved_.assign(n, 0);
-  reader_.read_ahead(entries, host_swap, ahead_);
+  read_all_ahead(now, host_swap);
   for (size_t i = 0; i < n; ++i) {
     CgroupEntry& e = entries[i];
+    if (quiet_[i] == kInLane) {  // what the quiet probe would do; its rate stays 0
+      e.probe.at = now;
+      deltas_[i] = cache::ProbeDelta{.valid = true};
+      continue;
+    }
+    lanes_.drop(i);
     CgroupReader::Probe p = reader_.probe(e, ahead_[i], now, host_swap, flags_of(e), report);
     deltas_[i] = p.delta;
     moved_[i] = p.events_moved;
@@ -182,6 +224,7 @@ void Collector::probe_all(TimePoint now, PassReport& report) {
       e.gone = true;
       continue;
     }
+    if (p.quiet) quiet_[i] = kQuiet;
     e.has_probe = true;
     if (p.moved) e.moved_since_peak = true;
   }
@@ -247,9 +290,12 @@ bool Collector::run_event_pass() {
   PassReport report;
   bool kill = false, gone = false;
   if (table_.poll_events()) {
-    for (CgroupEntry& e : table_.entries()) {
+    auto& entries = table_.entries();
+    for (size_t i = 0; i < entries.size(); ++i) {
+      CgroupEntry& e = entries[i];
       const CgroupReader::EventFiles which = flags_of(e);
       if (!e.has_probe || (!which.events && !which.swap && !which.exit)) continue;
+      lanes_.drop(i);  // what it owes the next pass, the lane does not look at
       ++counters_.event_wakeup_reads;
       const auto ev = reader_.read_events(e, which, now, report);
       // A cgroup gone now leaves at once: its events fd would stay flagged.
@@ -276,36 +322,56 @@ bool Collector::run_event_pass() {
   return true;
 }
 
+cache::FlushInput Collector::flush_input(const CgroupEntry& e, size_t i, Duration lookahead) const noexcept {
+  cache::FlushInput in;
+  if (e.record) in.last_read = e.read_at;
+  in.pending = e.pending;
+  in.threshold = e.settings->threshold;
+  in.max_age = e.settings->max_age;
+  // 1.5 intervals: a read lands partway through a pass and the next pass may
+  // start late; the extra half interval absorbs both (passes are discrete, so
+  // in practice the read still happens at the same pass as with one interval).
+  in.lookahead = lookahead;
+  // Phases from the first half of the window: first refreshes spread over
+  // [span/2, span] after the initial reads (at most twice the even rate per
+  // pass, never a burst of all), and never right after a cgroup's first read.
+  if (e.first_refresh) in.phase = cache::refresh_phase(e.id->inode, (e.settings->max_age - lookahead) / 2);
+  in.events_moved = moved_[i] != 0;
+  in.forced = e.forced;
+  return in;
+}
+
 void Collector::decide(TimePoint now, PassReport& report) {
   auto& entries = table_.entries();
   const Duration lookahead = config_.collector.probe_interval * 3 / 2;
+  const int64_t bucket = cache::WindowMax::at(now).bucket;
   wanted_.clear();
+  uint64_t lane_skips = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
     CgroupEntry& e = entries[i];
+    // In the lane (never gone: its probe was not taken) with no change below
+    // it either: decide_flush would say "not yet" (quiet_lane.h: the record
+    // holds what it looks at). Counted as count_skip does, totals once.
+    if (quiet_[i] == kInLane && change_[i] == 0) {
+      ++e.skips;
+      ++lane_skips;
+      continue;
+    }
     if (e.gone) continue;
     e.pending += change_[i];
-    cache::FlushInput in;
-    if (e.record) in.last_read = e.read_at;
-    in.pending = e.pending;
-    in.threshold = e.settings->threshold;
-    in.max_age = e.settings->max_age;
-    // 1.5 intervals: a read lands partway through a pass and the next pass may
-    // start late; the extra half interval absorbs both (passes are discrete, so
-    // in practice the read still happens at the same pass as with one interval).
-    in.lookahead = lookahead;
-    // Phases from the first half of the window: first refreshes spread over
-    // [span/2, span] after the initial reads (at most twice the even rate per
-    // pass, never a burst of all), and never right after a cgroup's first read.
-    if (e.first_refresh) in.phase = cache::refresh_phase(e.id->inode, (e.settings->max_age - lookahead) / 2);
-    in.events_moved = moved_[i] != 0;
-    in.forced = e.forced;
+    const cache::FlushInput in = flush_input(e, i, lookahead);
     if (auto reason = cache::decide_flush(in, now)) {
+      lanes_.drop(i);  // read now: its due time moves
       const double urgency = e.settings->threshold ? static_cast<double>(e.pending) / static_cast<double>(e.settings->threshold) : 1.0;
       wanted_.push_back({static_cast<uint32_t>(i), *reason, urgency, e.record ? now - e.read_at : Duration{0}});
-    } else {
-      count_skip(e, report);
+      continue;
     }
+    count_skip(e, report);
+    if (quiet_[i] == kQuiet && quiet_lane_eligible(e, in, pass_host_swap_))
+      lanes_.take(i, {e.file(FileKind::current).get(), zero_tailed(e.probed_current), bucket, cache::max_age_due(in)});
   }
+  counters_.skips += lane_skips;
+  report.skips += lane_skips;
 }
 
 void Collector::read_wanted(TimePoint now, PassReport& report) {
@@ -393,6 +459,7 @@ void Collector::fill(Snapshot& snap) {
   snap.rescans_counted = counters_.rescans_counted;
   snap.event_wakeups = counters_.event_wakeups;
   snap.quiet_probes = counters_.quiet_probes;
+  snap.lane_probes = counters_.lane_probes;
   snap.event_wakeup_reads = counters_.event_wakeup_reads;
   // Built once per configuration and shared by its snapshots: a pass
   // allocates nothing per rule.

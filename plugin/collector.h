@@ -23,6 +23,7 @@
 #include "plugin/clock.h"
 #include "plugin/pass_report.h"
 #include "plugin/publication.h"
+#include "plugin/quiet_lane.h"
 #include "plugin/runtime/identity_sources.h"
 #include "plugin/snapshot.h"
 #include "plugin/tombstones.h"
@@ -89,6 +90,9 @@ class Collector {
     table_.set_peak_reset(k && k->has("memory_peak_fd_reset"));
     kernel_ = std::move(k);
   }
+  // Tests and benchmarks: without the quiet lane (quiet_lane.h) every quiet
+  // probe and its flush decision are taken in full, as the lane must match.
+  void set_quiet_lane(bool on) noexcept { lane_on_ = on; }
   // Tests: flag event files by hand (cgroupfs/event_poller.h); before the first pass.
   void set_event_poller(std::unique_ptr<cgroupfs::EventPoller> p) { table_.set_event_poller(std::move(p)); }
   void set_exit_poller(std::unique_ptr<cgroupfs::EventPoller> p) { table_.set_exit_poller(std::move(p)); }
@@ -124,6 +128,8 @@ class Collector {
   void count_skip(CgroupEntry& e, PassReport& report) noexcept;
   void refresh_records(bool rescanned, TimePoint now, PassReport& report);
   void probe_all(TimePoint now, PassReport& report);
+  void read_all_ahead(TimePoint now, bool host_swap);
+  cache::FlushInput flush_input(const CgroupEntry& e, size_t i, Duration lookahead) const noexcept;
   CgroupReader::EventFiles flags_of(const CgroupEntry& e) const noexcept;
 
   std::string root_;
@@ -158,6 +164,14 @@ class Collector {
   std::vector<int64_t> scratch_a_, scratch_b_;
   std::vector<unsigned char> moved_;
   std::vector<CgroupReader::ProbeAhead> ahead_;  // every cgroup's memory.current, read before any is probed
+  // How each cgroup's probe went this pass: the quiet lane's records are
+  // made from quiet probes the decision left alone (quiet_lane.h).
+  enum Quiet : unsigned char { kNotQuiet, kQuiet, kInLane };
+  std::vector<unsigned char> quiet_;
+  QuietLanes lanes_;
+  bool pass_host_swap_ = true;  // this pass's io_.host_has_swap()
+  bool lane_on_ = true;
+  uint64_t config_generation_ = 0;
   std::vector<cache::ReadCandidate> wanted_;
   std::vector<unsigned char> chosen_;
   std::vector<std::pair<uint32_t, cache::ReadReason>> batch_;  // reads of this pass: entry index, reason

@@ -62,6 +62,7 @@ struct Counters {
   // nothing flagged (CgroupReader::probe_quiet). Not exported: the tests and
   // benchmarks check with it that the quiet path is the one taken.
   uint64_t quiet_probes = 0;
+  uint64_t lane_probes = 0;  // of which the quiet lane settled (quiet_lane.h); not exported either
   ReadHistogram read_seconds;
   PassHistogram pass_seconds;
   // CPU time of the collector thread by phase (CLOCK_THREAD_CPUTIME_ID): what

@@ -148,6 +148,7 @@ struct Snapshot {
   uint64_t events_polled = 0;       // cgroups whose memory.events is read only when the kernel flags a change
   uint64_t event_wakeups = 0, event_wakeup_reads = 0;  // Counters' of the same names
   uint64_t quiet_probes = 0;                           // likewise (not exported)
+  uint64_t lane_probes = 0;                            // likewise (not exported)
   std::array<uint64_t, kFileKindCount> read_errors{};   // totals since start
   std::array<uint64_t, kFileKindCount> file_reads{};    // reads of each cgroup file, since start
   std::array<uint64_t, kFileKindCount> parse_errors{};  // malformed files or lines

@@ -52,6 +52,17 @@ inline std::optional<ReadReason> decide_flush(const FlushInput& in, TimePoint no
   return std::nullopt;
 }
 
+// The first `now` at which decide_flush(in, now) says max_age, for an `in`
+// read before (last_read set): its condition solved for now, exactly in
+// integer nanoseconds, and TimePoint::max() where max_age reaches past the
+// clock's range (a rule's max_age may be centuries). The quiet lane
+// (quiet_lane.h) compares one time instead of asking again every pass.
+inline TimePoint max_age_due(const FlushInput& in) noexcept {
+  const TimePoint from = *in.last_read - in.lookahead - in.phase;
+  if (in.max_age > TimePoint::max() - from) return TimePoint::max();
+  return from + in.max_age;
+}
+
 // A deterministic phase in [0, span) for a cgroup (by inode): max_age
 // refreshes of many cgroups spread evenly over time instead of in one burst.
 Duration refresh_phase(uint64_t inode, Duration span) noexcept;
