@@ -204,9 +204,7 @@ void Collector::probe_all(TimePoint now, PassReport& report) {
   auto& entries = table_.entries();
   const size_t n = entries.size();
   deltas_.resize(n);
-  change_.resize(n);
-  scratch_a_.resize(n);
-  scratch_b_.resize(n);
+  moving_.clear();
   moved_.assign(n, 0);
   read_all_ahead(now, host_swap);
   for (size_t i = 0; i < n; ++i) {
@@ -219,6 +217,7 @@ void Collector::probe_all(TimePoint now, PassReport& report) {
     lanes_.drop(i);
     CgroupReader::Probe p = reader_.probe(e, ahead_[i], now, host_swap, flags_of(e), report);
     deltas_[i] = p.delta;
+    if (p.delta.valid && (p.delta.current != 0 || p.delta.swap != 0)) moving_.push_back(static_cast<uint32_t>(i));
     moved_[i] = p.events_moved;
     if (p.gone) {
       e.gone = true;
@@ -251,7 +250,7 @@ PassReport Collector::run_pass() {
   table_.poll_events();
   table_.take_watch_events();
   probe_all(now, report);
-  cache::subtree_change(table_.parents(), deltas_, change_, scratch_a_, scratch_b_);
+  change_ = subtree_.compute(table_.parents(), deltas_, moving_);
   decide(now, report);
   const Duration cpu2 = clock_.thread_cpu();
   read_wanted(now, report);

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -160,8 +161,9 @@ class Collector {
 
   // Reused between passes so the steady state allocates nothing per cgroup.
   std::vector<cache::ProbeDelta> deltas_;
-  std::vector<uint64_t> change_;
-  std::vector<int64_t> scratch_a_, scratch_b_;
+  std::vector<uint32_t> moving_;  // the cgroups whose probe saw a change, ascending
+  cache::SparseSubtreeChange subtree_;
+  std::span<const uint64_t> change_;  // this pass's subtree change of every cgroup (subtree_'s)
   std::vector<unsigned char> moved_;
   std::vector<CgroupReader::ProbeAhead> ahead_;  // every cgroup's memory.current, read before any is probed
   // How each cgroup's probe went this pass: the quiet lane's records are

@@ -41,4 +41,53 @@ void subtree_change(std::span<const int> parent, std::span<const ProbeDelta> del
   }
 }
 
+void SparseSubtreeChange::reset(size_t n) {
+  if (change_.size() != n) {
+    change_.assign(n, 0);
+    child_current_.assign(n, 0);
+    child_swap_.assign(n, 0);
+    seen_.assign(n, 0);
+    touched_.clear();
+    return;
+  }
+  for (uint32_t k : touched_) change_[k] = 0;
+  touched_.clear();
+}
+
+std::span<const uint64_t> SparseSubtreeChange::compute(std::span<const int> parent, std::span<const ProbeDelta> delta,
+                                                       std::span<const uint32_t> moving) {
+  reset(parent.size());
+  candidates_.clear();
+  const auto consider = [&](uint32_t k) {
+    if (!seen_[k]) {
+      seen_[k] = 1;
+      candidates_.push_back(k);
+    }
+  };
+  for (uint32_t k : moving) {
+    consider(k);
+    if (parent[k] < 0) continue;
+    const auto p = static_cast<uint32_t>(parent[k]);
+    child_current_[p] += delta[k].current;  // moving: valid, as the dense sum requires
+    child_swap_[p] += delta[k].swap;
+    consider(p);
+  }
+  for (uint32_t j : candidates_) {
+    const ProbeDelta& d = delta[j];
+    const uint64_t local = d.valid ? abs_diff(d.current, child_current_[j]) + abs_diff(d.swap, child_swap_[j]) : 0;
+    if (local != 0)
+      for (int k = static_cast<int>(j); k >= 0; k = parent[static_cast<size_t>(k)]) {
+        const auto u = static_cast<uint32_t>(k);
+        if (change_[u] == 0) touched_.push_back(u);
+        change_[u] += local;
+      }
+  }
+  for (uint32_t j : candidates_) {
+    seen_[j] = 0;
+    child_current_[j] = 0;
+    child_swap_[j] = 0;
+  }
+  return change_;
+}
+
 }  // namespace memcg::cache

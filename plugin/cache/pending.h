@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace memcg::cache {
 
@@ -31,5 +32,28 @@ struct ProbeDelta {
 void subtree_change(std::span<const int> parent, std::span<const ProbeDelta> delta,
                     std::span<uint64_t> change, std::span<int64_t> scratch_current,
                     std::span<int64_t> scratch_swap) noexcept;
+
+// The same result, visiting only what can be non-zero: a cgroup's local
+// change is 0 unless it or one of its children moved, so only the cgroups
+// that moved and their parents are computed, and each local change is added
+// up the chain of ancestors. Most passes most cgroups did not move (a quiet
+// probe's delta is 0): the pass then costs a few entries, not three stores
+// and a loop step for every cgroup. Keeps its arrays between calls and
+// clears only what the previous call wrote.
+class SparseSubtreeChange {
+ public:
+  // `moving`: the indexes whose delta is valid and not zero, ascending.
+  // The result is valid until the next call.
+  std::span<const uint64_t> compute(std::span<const int> parent, std::span<const ProbeDelta> delta,
+                                    std::span<const uint32_t> moving);
+
+ private:
+  void reset(size_t n);
+  std::vector<uint64_t> change_;
+  std::vector<int64_t> child_current_, child_swap_;
+  std::vector<unsigned char> seen_;
+  std::vector<uint32_t> touched_;     // change_ entries written by the last call
+  std::vector<uint32_t> candidates_;  // the moving cgroups and their parents
+};
 
 }  // namespace memcg::cache

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <random>
 #include <set>
 #include <vector>
 
@@ -297,6 +298,37 @@ TEST(WindowMax, ARememberedHighIsAlwaysWhatEveryObservationSays) {
       if (b > at.bucket - static_cast<int64_t>(WindowMax::kBuckets) && b <= at.bucket) want = std::max(want, v);
     ASSERT_EQ(w.max(at), want) << "step " << step;
     ASSERT_EQ(w.max(at), want) << "asked again, step " << step;
+  }
+}
+
+// The sparse propagation gives what the dense one gives, call after call
+// on one instance (each call clears only what the previous one wrote), over
+// random trees in pre-order with most cgroups still, some first probes
+// (invalid deltas), parents that move with their children or against them.
+TEST(Pending, SparseMatchesDenseOverRandomTrees) {
+  std::mt19937 rng(42);
+  SparseSubtreeChange sparse;
+  for (int round = 0; round < 300; ++round) {
+    const size_t n = round % 50 == 0 ? 1 + rng() % 300 : 120;  // now and then the table changes size
+    std::vector<int> parent(n);
+    for (size_t k = 0; k < n; ++k) parent[k] = k == 0 ? -1 : static_cast<int>(rng() % k);  // any earlier index: pre-order
+    std::vector<ProbeDelta> delta(n);
+    std::vector<uint32_t> moving;
+    for (size_t k = 0; k < n; ++k) {
+      const auto r = rng() % 100;
+      if (r < 3) continue;  // first probe: invalid
+      delta[k].valid = true;
+      if (r < 85) continue;  // still
+      delta[k].current = static_cast<int64_t>(rng() % 100000) - 50000;
+      delta[k].swap = r < 90 ? static_cast<int64_t>(rng() % 1000) : 0;
+      if (delta[k].current != 0 || delta[k].swap != 0) moving.push_back(static_cast<uint32_t>(k));
+    }
+    std::vector<uint64_t> dense(n);
+    std::vector<int64_t> a(n), b(n);
+    subtree_change(parent, delta, dense, a, b);
+    const auto got = sparse.compute(parent, delta, moving);
+    ASSERT_EQ(got.size(), n);
+    for (size_t k = 0; k < n; ++k) ASSERT_EQ(got[k], dense[k]) << "round " << round << " cgroup " << k;
   }
 }
 
