@@ -69,23 +69,23 @@ bool CgroupReader::probe_pressure(CgroupEntry& e, TimePoint now, PassReport& rep
   return true;
 }
 
-void CgroupReader::read_ahead_one(const CgroupEntry& e, FileKind kind, Ahead& out) noexcept {
+void CgroupReader::read_fd(int fd, FileKind kind, Ahead& out) noexcept {
   out.len = -1;
-  const sys::UniqueFd& fd = e.file(kind);
-  if (!fd.valid()) return;
-  const ssize_t n = io_.pread(fd.get(), out.text.data(), out.text.size(), 0);
+  const ssize_t n = io_.pread(fd, out.text.data(), out.text.size(), 0);
   if (n < 0 || static_cast<size_t>(n) >= out.text.size()) return;  // the probe reads it again and says why
   out.len = static_cast<int8_t>(n);
   ++counters_.file_reads[static_cast<size_t>(kind)];
 }
 
+void CgroupReader::read_ahead_one(const CgroupEntry& e, FileKind kind, Ahead& out) noexcept {
+  out.len = -1;
+  const sys::UniqueFd& fd = e.file(kind);
+  if (fd.valid()) read_fd(fd.get(), kind, out);
+}
+
 void CgroupReader::read_current(int fd, Ahead& out) noexcept {
   out = Ahead{};  // zero-tailed, as the lane compares (cgroup_table.h: same_zero_tailed)
-  out.len = -1;
-  const ssize_t n = io_.pread(fd, out.text.data(), out.text.size(), 0);
-  if (n < 0 || static_cast<size_t>(n) >= out.text.size()) return;
-  out.len = static_cast<int8_t>(n);
-  ++counters_.file_reads[static_cast<size_t>(FileKind::current)];
+  read_fd(fd, FileKind::current, out);
 }
 
 void CgroupReader::read_ahead_swap(const CgroupEntry& e, bool host_swap, Ahead& out) noexcept {

@@ -153,6 +153,7 @@ class CgroupReader {
   // One pread of a kept one-value file into `out` (len < 0: no kept fd, an
   // error, or too long; nothing counted or reported).
   void read_ahead_one(const CgroupEntry& e, FileKind kind, Ahead& out) noexcept;
+  void read_fd(int fd, FileKind kind, Ahead& out) noexcept;  // the same, on a descriptor
   bool probe_usage(CgroupEntry& e, const ProbeAhead& ahead, bool host_swap, TimePoint now, PassReport& report);
   // A quiet probe (cgroup_reader.cpp): what it must still do, without a parse.
   static bool is_quiet(const CgroupEntry& e, const ProbeAhead& ahead, bool host_swap, const EventFiles& flagged) noexcept;

@@ -6,14 +6,15 @@
 // before that time knows, without looking at the cgroup's entry, what the
 // probe and the decision would conclude: no change, nothing moved, no read.
 // Most cgroups most passes (the systemd guest: a sleeping process in most
-// of its 747 leaves) then cost the pass a pread, a compare and two stores,
+// of its 747 leaves) then cost the pass a pread, a compare and a few stores,
 // not the few hundred instructions of the probe and the decision walking
 // the entry's fields (docs/performance.md).
 //
 // The record holds only while nothing else could change the answer; the
-// collector drops it (Collector::probe_all, decide, mark_forced,
-// run_event_pass) whenever something does, and every record when the table,
-// the configuration or the host's swap changed, or time did not advance.
+// collector drops it (Collector::read_all_ahead, probe_all, decide,
+// mark_forced, run_event_pass) whenever something does, every record when
+// the table, the configuration or the host's swap changed, and leaves the
+// lane closed for a pass in which time did not advance.
 #pragma once
 
 #include <cstdint>
