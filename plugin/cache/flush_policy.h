@@ -57,9 +57,15 @@ inline std::optional<ReadReason> decide_flush(const FlushInput& in, TimePoint no
 // integer nanoseconds, and TimePoint::max() where max_age reaches past the
 // clock's range (a rule's max_age may be centuries). The quiet lane
 // (quiet_lane.h) compares one time instead of asking again every pass.
+// `from` is negative when the steady clock is younger than lookahead + phase
+// (just after boot), so the headroom check is on the sign of `from`: only a
+// positive `from` can push from + max_age past the range.
 inline TimePoint max_age_due(const FlushInput& in) noexcept {
   const TimePoint from = *in.last_read - in.lookahead - in.phase;
-  if (in.max_age > TimePoint::max() - from) return TimePoint::max();
+  const Duration since_epoch = from.time_since_epoch();
+  if (since_epoch > Duration::zero() && in.max_age > Duration::max() - since_epoch) {
+    return TimePoint::max();
+  }
   return from + in.max_age;
 }
 

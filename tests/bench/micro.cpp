@@ -122,6 +122,40 @@ void BM_QuietPassPolled(benchmark::State& state) {
 }
 BENCHMARK(BM_QuietPassPolled)->Arg(1000)->Unit(benchmark::kMillisecond);
 
+// The steady state of the systemd guest's measurement (docs/performance.md):
+// the built-in defaults (max_age 10 s), memory.events polled, eight busy
+// leaves whose usage moves every pass, a pass a second. Every cgroup is
+// re-read by max_age about every 10 s, so a pass holds ~100 memory.stat
+// reads; `reads` and `lane` count them and the lane's probes per pass.
+void BM_DefaultPassPolled(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  Bench b(n);
+  b.cfg = config::Config::builtin(config::HostFacts::probe());
+  b.cfg.containers.records_dir = "";
+  b.cfg.resolve();
+  ManualClock clock;
+  Collector c(b.tree.root(), b.cfg, clock);
+  c.set_event_poller(std::make_unique<fixtures::FakePoller>());
+  std::vector<std::string> busy;
+  for (int i = 0; i < 8; ++i) busy.push_back("pod" + std::to_string(i * (n / 80)) + ".slice/container3.scope");
+  uint64_t tick = 0;
+  const auto step = [&] {
+    ++tick;
+    for (const auto& path : busy) b.tree.set_current(path, (64u << 20) + (tick % 64) * (1u << 20));
+    clock.advance(1s);
+    return c.run_pass();
+  };
+  for (int i = 0; i < 30; ++i) step();  // past the first max_age window
+  const uint64_t reads0 = c.latest()->reads[static_cast<size_t>(cache::ReadReason::max_age)];
+  const uint64_t lane0 = c.latest()->lane_probes;
+  for (auto _ : state) benchmark::DoNotOptimize(step());
+  const double passes = static_cast<double>(state.iterations());
+  state.counters["reads"] =
+      static_cast<double>(c.latest()->reads[static_cast<size_t>(cache::ReadReason::max_age)] - reads0) / passes;
+  state.counters["lane"] = static_cast<double>(c.latest()->lane_probes - lane0) / passes;
+}
+BENCHMARK(BM_DefaultPassPolled)->Arg(1000)->Unit(benchmark::kMillisecond);
+
 // The scrape over a Kubernetes-shaped tree (real path lengths): the text
 // render alone, and render + gzip as a Prometheus scrape asks for it.
 struct KubeScrape {

@@ -185,6 +185,16 @@ TEST(MaxAgeDue, IsTheFirstTimeDecideFlushSaysMaxAge) {
   far.last_read = TimePoint(Duration(1'000'000'000'000));
   far.max_age = Duration::max();
   EXPECT_EQ(cache::max_age_due(far), TimePoint::max());
+  // Just after boot the steady clock is younger than lookahead + phase: the
+  // due time is still exact, and a centuries-long max_age still saturates.
+  cache::FlushInput early;
+  early.last_read = TimePoint(Duration(1'000'000));
+  early.lookahead = Duration(2'000'000'000);
+  early.phase = Duration(3'000'000'000);
+  early.max_age = Duration(10'000'000'000);
+  EXPECT_EQ(cache::max_age_due(early), TimePoint(Duration(5'001'000'000)));
+  early.max_age = Duration::max();
+  EXPECT_EQ(cache::max_age_due(early), TimePoint(Duration::max() - Duration(4'999'000'000)));
 }
 
 }  // namespace
