@@ -2,8 +2,10 @@
 
 #include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 
+#include "base/parse/digits.h"
 #include "base/parse/event_keys.h"
 #include "base/parse/flat_keyed.h"
 #include "base/parse/number.h"
@@ -189,6 +191,38 @@ TEST(StatParse, ALearntLayoutParsesEveryMutationAsAFreshParserDoes) {
     parse_flat_keyed(text, stat_key_table(), learnt, c.out());
     ASSERT_EQ(c, b) << text;
   }
+}
+
+// The word-at-a-time digit run reads what a byte loop reads, for any bytes
+// (digits, separators, bytes with the high bit set, next to '0' and '9'),
+// at every length and offset, and never past `avail`.
+TEST(DigitRun, AgreesWithAByteLoopOnAnyBytes) {
+  const auto reference = [](const char* p, size_t avail) {
+    DigitRun r;
+    for (; r.len < avail && r.len < DigitRun::kMax && p[r.len] >= '0' && p[r.len] <= '9'; ++r.len)
+      r.value = r.value * 10 + static_cast<uint64_t>(p[r.len] - '0');
+    return r;
+  };
+  const char alphabet[] = {'0', '1', '5', '8', '9', '/', ':', ' ', '\n', '\0', '\x7f', '\x80', '\xb9', '\xff', 'a', '\xf9'};
+  std::mt19937 rng(11);
+  char buf[48];
+  for (int k = 0; k < 200000; ++k) {
+    const size_t avail = rng() % 32;
+    const int digit_bias = static_cast<int>(rng() % 4);  // from mostly digits to mostly not
+    for (size_t i = 0; i < sizeof buf; ++i)
+      buf[i] = static_cast<int>(rng() % 4) < digit_bias ? static_cast<char>('0' + rng() % 10) : alphabet[rng() % sizeof alphabet];
+    const size_t offset = rng() % 8;
+    // Bytes past avail are digits: a run read past its end would show.
+    for (size_t i = offset + avail; i < sizeof buf; ++i) buf[i] = '7';
+    const DigitRun got = parse::digit_run(buf + offset, avail);
+    const DigitRun want = reference(buf + offset, avail);
+    ASSERT_EQ(got.len, want.len) << std::string(buf + offset, avail);
+    ASSERT_EQ(got.value, want.value) << std::string(buf + offset, avail);
+  }
+  const std::string max(19, '9');
+  EXPECT_EQ(parse::digit_run(max.data(), max.size()).value, 9999999999999999999ULL);
+  const std::string twenty = max + "9\n";
+  EXPECT_EQ(parse::digit_run(twenty.data(), twenty.size()).len, DigitRun::kMax);
 }
 
 // The inline copy and comparison agree with memcpy and memcmp at every
