@@ -12,6 +12,11 @@
 namespace memcg {
 namespace {
 
+// The same bytes read (`a`) as before (`b`): a quiet probe's test.
+bool same_text(const ValueText& a, const ValueText& b) noexcept {
+  return a.len >= 0 && a.len == b.len && std::memcmp(a.text.data(), b.text.data(), static_cast<size_t>(a.len)) == 0;
+}
+
 // memory.events counters whose movement is worth an immediate memory.stat
 // read: the cgroup hit its high or max limit, or the OOM killer ran. "low"
 // (reclaimed despite protection) is left to the threshold.

@@ -36,14 +36,10 @@ struct ValueText {
   std::string_view view() const noexcept { return {text.data(), len < 0 ? 0 : static_cast<size_t>(len)}; }
 };
 
-// The same bytes read (`a`) as before (`b`): a quiet probe's test.
-inline bool same_text(const ValueText& a, const ValueText& b) noexcept {
-  return a.len >= 0 && a.len == b.len && std::memcmp(a.text.data(), b.text.data(), static_cast<size_t>(a.len)) == 0;
-}
-
-// The same, for two texts whose bytes past their length are zero (the
-// quiet lane's, quiet_lane.h): three word compares, no call, no length
-// arithmetic; the lane asks it of most cgroups every pass.
+// Whether `a` holds the bytes `b` does, for two texts whose bytes past
+// their length are zero (the quiet lane's, quiet_lane.h): three word
+// compares, no call, no length arithmetic; the lane asks it of most
+// cgroups every pass.
 inline bool same_zero_tailed(const ValueText& a, const ValueText& b) noexcept {
   static_assert(sizeof(ValueText) == 24);
   uint64_t x[3], y[3];

@@ -10,6 +10,7 @@
 #include "config/config.h"
 #include "plugin/collector.h"
 #include "tests/fixtures/fake_poller.h"
+#include "tests/fixtures/same_views.h"
 #include "tests/fixtures/tree.h"
 
 namespace memcg {
@@ -43,23 +44,7 @@ class QuietProbeTest : public ::testing::Test {
     every_pass->run_pass();
   }
   // Every value a probe feeds, cgroup by cgroup, equal in both.
-  void expect_same() {
-    const auto a = polled->latest(), b = every_pass->latest();
-    ASSERT_EQ(a->cgroups.size(), b->cgroups.size());
-    for (size_t i = 0; i < a->cgroups.size(); ++i) {
-      const CgroupView &x = a->cgroups[i], &y = b->cgroups[i];
-      SCOPED_TRACE(x.id->path + " at pass " + std::to_string(a->pass));
-      EXPECT_EQ(x.probe.at, y.probe.at);
-      EXPECT_EQ(x.probe.current, y.probe.current);
-      EXPECT_EQ(x.probe.swap, y.probe.swap);
-      EXPECT_EQ(x.probe.current_max, y.probe.current_max);
-      EXPECT_EQ(x.probe.current_rate, y.probe.current_rate);
-      EXPECT_EQ(x.probe.psi_at, y.probe.psi_at);
-      EXPECT_EQ(x.pending, y.pending);
-      EXPECT_EQ(x.reads, y.reads);
-      EXPECT_EQ(x.skips, y.skips);
-    }
-  }
+  void expect_same() { fixtures::expect_same_views(*polled->latest(), *every_pass->latest()); }
 
   fixtures::Tree tree;
   config::Config cfg;
