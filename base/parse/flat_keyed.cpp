@@ -45,9 +45,9 @@ size_t expected_line(std::string_view rest, std::string_view key, uint64_t& valu
 
 // A parsed line's value into its slot (a known key) or the unknown keys:
 // false for a duplicate. The known slot inline (every line of a re-read),
-// the unknown keys' search out of line: together they were a fifth of a
-// re-read's parse, most of it saving and restoring registers for the
-// search a known key never reaches.
+// the unknown keys' search out of line: together they were 29 % of a
+// re-read's parse, 12 points of it saving and restoring registers for the
+// search a known key never reaches (callgrind, a captured 6.12 file).
 [[gnu::noinline]] bool store_unknown_key(FlatKeyedOut& out, size_t& unknown_used, std::string_view key, uint64_t value) {
   return store_unknown(out.unknown, unknown_used, key, value);
 }
@@ -74,7 +74,7 @@ ParseResult parse_flat_keyed(std::string_view text, const KeyTable& table, Layou
   std::string_view line;
   // The layout's keys held locally: stores into `out` could alias the
   // vector's own fields for all the compiler knows, and reloading its size
-  // every line cost as much as storing the value. Only the general path
+  // every line cost more than storing the value. Only the general path
   // below grows it.
   const uint16_t* keys = layout.line_key.data();
   size_t known = layout.line_key.size();
