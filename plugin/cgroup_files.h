@@ -27,15 +27,20 @@ inline constexpr size_t kFileKindCount = 14;
 
 enum class FileAccess : unsigned char {
   kept,  // opened at discovery, re-read with one pread per use
-  // Files read rarely: the limits with memory.stat at most every
-  // limits_max_age, memory.events.local when memory.events changed,
-  // memory.swap.events when the kernel flags it. Kept open like the others
-  // while the fd budget has room for them after every cgroup's kept files
-  // (five kernfs opens and closes per limits read were the largest part of a
-  // re-read in the VM: docs/performance.md, memcg-cost); otherwise opened,
-  // read and closed each time (and memory.swap.events, unpolled, read with
-  // the limits).
+  // Polled files read rarely: memory.swap.events when the kernel flags it,
+  // cgroup.events on a cgroup's exit. Kept open like the others while the
+  // fd budget has room for them after every cgroup's kept files (epoll
+  // watches an open file); otherwise memory.swap.events is read with the
+  // limits and an exit is learnt from memory.events or a rescan.
   kept_if_room,
+  // Read so rarely that holding them open costs more than opening them: the
+  // limits (re-read only after inotify saw a write, collector.limits_max_age
+  // where it cannot watch) and memory.events.local (after memory.events
+  // changed). A kernfs file keeps a page of kernel memory, its seq_file
+  // buffer, charged to the reader's cgroup, from its first read until it is
+  // closed: six of them held per cgroup were 30 KB of kernel memory each
+  // (docs/performance.md, memory). Opened, read and closed each time.
+  per_read,
 };
 
 // When CgroupReader reads a file.
@@ -73,12 +78,12 @@ inline constexpr std::array<CgroupFile, kFileKindCount> kCgroupFiles = {{
     {FileKind::events, "memory.events", FileAccess::kept, ReadAt::flagged, "events"},
     {FileKind::pressure, "memory.pressure", FileAccess::kept, ReadAt::moved, "pressure"},
     {FileKind::peak, "memory.peak", FileAccess::kept, ReadAt::with_stat, "peak"},
-    {FileKind::min, "memory.min", FileAccess::kept_if_room, ReadAt::limit, "min"},
-    {FileKind::low, "memory.low", FileAccess::kept_if_room, ReadAt::limit, "low"},
-    {FileKind::high, "memory.high", FileAccess::kept_if_room, ReadAt::limit, "high"},
-    {FileKind::max, "memory.max", FileAccess::kept_if_room, ReadAt::limit, "max"},
-    {FileKind::swap_max, "memory.swap.max", FileAccess::kept_if_room, ReadAt::limit, "swap_max"},
-    {FileKind::events_local, "memory.events.local", FileAccess::kept_if_room, ReadAt::after_events, "events_local"},
+    {FileKind::min, "memory.min", FileAccess::per_read, ReadAt::limit, "min"},
+    {FileKind::low, "memory.low", FileAccess::per_read, ReadAt::limit, "low"},
+    {FileKind::high, "memory.high", FileAccess::per_read, ReadAt::limit, "high"},
+    {FileKind::max, "memory.max", FileAccess::per_read, ReadAt::limit, "max"},
+    {FileKind::swap_max, "memory.swap.max", FileAccess::per_read, ReadAt::limit, "swap_max"},
+    {FileKind::events_local, "memory.events.local", FileAccess::per_read, ReadAt::after_events, "events_local"},
     {FileKind::swap_events, "memory.swap.events", FileAccess::kept_if_room, ReadAt::flagged, "swap_events"},
     {FileKind::cgroup_events, "cgroup.events", FileAccess::kept_if_room, ReadAt::on_exit, "cgroup_events"},
 }};
@@ -90,17 +95,21 @@ static_assert([] {
   return true;
 }());
 
-// Descriptors a collected cgroup holds: at least its directory (the limit
-// files are opened relative to it when not kept) and every kept file, at
-// most the limit files too. The fd budget collects every cgroup it can with
-// the least, then keeps limit files with what is left. A cgroup without some
+// Descriptors a collected cgroup holds: at least its directory (the files
+// read per read are opened relative to it) and every kept file, at most the
+// polled kept_if_room files too. The fd budget collects every cgroup it can
+// with the least, then keeps those with what is left. A cgroup without some
 // file (no swap accounting) holds fewer.
 constexpr size_t kMinFdsPerCgroup = [] {
   size_t n = 1;
   for (const auto& f : kCgroupFiles) n += f.access == FileAccess::kept ? 1 : 0;
   return n;
 }();
-constexpr size_t kMaxFdsPerCgroup = 1 + kCgroupFiles.size();
+constexpr size_t kMaxFdsPerCgroup = [] {
+  size_t n = 1;
+  for (const auto& f : kCgroupFiles) n += f.access != FileAccess::per_read ? 1 : 0;
+  return n;
+}();
 
 // The limit files, in table order: StatRecord::limits[i] holds kLimitFiles[i]'s value.
 inline constexpr size_t kLimitFileCount = [] {

@@ -39,7 +39,7 @@ CgroupTable::~CgroupTable() {
 void CgroupTable::set_event_poller(std::unique_ptr<cgroupfs::EventPoller> poller) { poller_ = std::move(poller); }
 void CgroupTable::set_exit_poller(std::unique_ptr<cgroupfs::EventPoller> poller) { exit_poller_ = std::move(poller); }
 
-int CgroupTable::open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, bool keep_limits,
+int CgroupTable::open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, bool keep_polled,
                             PassReport& report, Counters& counters) {
   const std::string dir = cgroup_dir(root, f.path);
   auto d = cgroupfs::open_at(AT_FDCWD, dir.c_str());
@@ -73,9 +73,9 @@ int CgroupTable::open_entry(const std::string& root, cgroupfs::Found& f, CgroupE
     }
   }
   if (!e.file(FileKind::stat).valid()) return ENOENT;
-  // The limit files only where the budget has room; one that cannot be
-  // opened now is opened with each read instead, which reports its errors.
-  if (keep_limits)
+  // The polled extras (kept_if_room) only where the budget has room; one
+  // that cannot be opened now is read another way (cgroup_files.h).
+  if (keep_polled)
     for (const CgroupFile& file : kCgroupFiles)
       if (file.access == FileAccess::kept_if_room)
         if (auto fd = cgroupfs::open_at(e.dir.get(), file.name.data()); fd.ok())
@@ -94,7 +94,7 @@ bool CgroupTable::open_peak_for_reset(CgroupEntry& e) {
   return true;
 }
 
-size_t CgroupTable::close_limits(CgroupEntry& e) noexcept {
+size_t CgroupTable::close_kept_if_room(CgroupEntry& e) noexcept {
   size_t closed = 0;
   for (const CgroupFile& file : kCgroupFiles) {
     auto& fd = e.files[static_cast<size_t>(file.kind)];
@@ -257,7 +257,7 @@ CgroupTable::Reconciled CgroupTable::reconcile(const cgroupfs::WalkResult& found
 // (as max_cgroups picks them): when the
 // budget runs out it is the deepest that wait, never a parent while its
 // children are collected. Room for the least a cgroup needs comes first:
-// the limit files kept by the last ones added give theirs back.
+// the kept_if_room files of the last ones added give theirs back.
 void CgroupTable::admit(const std::string& root, cgroupfs::WalkResult& found, Reconciled& r, PassReport& report,
                         Counters& counters) {
   // (std::sort with the path order as tie-break, not std::stable_sort: its
@@ -270,8 +270,8 @@ void CgroupTable::admit(const std::string& root, cgroupfs::WalkResult& found, Re
   for (const auto& e : r.next) open_fds_ += fds_of(e);
   left_out_ = {};
   bool exhausted = false;
-  // Where shedding limit fds goes on, from the last entry down: once room
-  // ran short, nothing added after holds limit fds (room for all of them
+  // Where shedding kept_if_room fds goes on, from the last entry down: once
+  // room ran short, nothing added after holds them (room for all of them
   // does not come back within the rescan), so each entry is visited once.
   size_t shed_from = SIZE_MAX;
   for (size_t i : r.fresh) {
@@ -281,15 +281,15 @@ void CgroupTable::admit(const std::string& root, cgroupfs::WalkResult& found, Re
     }
     if (open_fds_ + kMinFdsPerCgroup > fd_budget_) {
       if (shed_from == SIZE_MAX) shed_from = r.next.size();
-      while (open_fds_ + kMinFdsPerCgroup > fd_budget_ && shed_from > 0) open_fds_ -= close_limits(r.next[--shed_from]);
+      while (open_fds_ + kMinFdsPerCgroup > fd_budget_ && shed_from > 0) open_fds_ -= close_kept_if_room(r.next[--shed_from]);
     }
     if (open_fds_ + kMinFdsPerCgroup > fd_budget_) {
       ++left_out_.fd_budget;
       continue;
     }
     CgroupEntry e;
-    const bool keep_limits = open_fds_ + kMaxFdsPerCgroup <= fd_budget_;
-    if (const int err = open_entry(root, found.cgroups[i], e, keep_limits, report, counters); err != 0) {
+    const bool keep_polled = open_fds_ + kMaxFdsPerCgroup <= fd_budget_;
+    if (const int err = open_entry(root, found.cgroups[i], e, keep_polled, report, counters); err != 0) {
       // Gone since the walk, or unreadable (reported): retried next rescan.
       if (is_exhaustion(err)) {
         exhausted = true;

@@ -219,11 +219,11 @@ class CgroupTable {
   std::optional<uint64_t> read_count(sys::UniqueFd& fd) noexcept;
   // Opens a new cgroup's directory and kept files into `e`: 0, or the errno
   // of the first open that failed for a reason other than a missing file.
-  int open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, bool keep_limits, PassReport& report,
+  int open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, bool keep_polled, PassReport& report,
                  Counters& counters);
   bool open_peak_for_reset(CgroupEntry& e);
-  // Closes the limit files `e` keeps (kept_if_room): the descriptors freed.
-  static size_t close_limits(CgroupEntry& e) noexcept;
+  // Closes the kept_if_room files `e` keeps: the descriptors freed.
+  static size_t close_kept_if_room(CgroupEntry& e) noexcept;
 
   // Before the entries: their watches are removed through it.
   cgroupfs::WatchSet watcher_;

@@ -153,9 +153,9 @@ struct Row {
   double scrape_cpu, scrape_bytes, scrape_cpu_pcpp;
 };
 
-// A collected cgroup keeps 14 descriptors while there is room (its directory,
-// the 6 probed files, the 5 limit files, memory.events.local and
-// memory.swap.events); the bench sets no fd budget.
+// A collected cgroup keeps 9 descriptors while there is room (its directory,
+// the 6 kept files, memory.swap.events and cgroup.events; the limit files and
+// memory.events.local are opened per read); the bench sets no fd budget.
 constexpr uint64_t kFdsPerCgroup = kMaxFdsPerCgroup;
 
 struct Options {

@@ -661,19 +661,19 @@ TEST_F(CollectorTest, FdBudgetKeepsAStableSetAndFillsFreedRoom) {
   EXPECT_EQ(r.left_out.fd_budget, all - 1 - 4);
 }
 
-TEST_F(CollectorTest, LimitFilesAreKeptOnlyWithRoomAndGiveItBackToCgroups) {
-  // Unlimited: every cgroup keeps its five limit files open as well.
+TEST_F(CollectorTest, PolledExtrasAreKeptOnlyWithRoomAndGiveItBackToCgroups) {
+  // Unlimited: every cgroup keeps its kept_if_room files open as well.
   uint64_t all_fds = 0;
   {
     auto c = make();
     pass(*c);
     all_fds = c->latest()->cgroup_fds;
   }
-  const uint64_t root_fds = all_fds - 4 * kMaxFdsPerCgroup;  // a, a/x, a/y and b hold twelve each
+  const uint64_t root_fds = all_fds - 4 * kMaxFdsPerCgroup;  // a, a/x, a/y and b hold nine each
   ASSERT_LT(root_fds, kMinFdsPerCgroup);
-  // Room for every cgroup with the least it needs: all collected, the limit
-  // files kept by the first ones added closed again to make room for the
-  // last, and every limit still read (opened and closed where not kept).
+  // Room for every cgroup with the least it needs: all collected, the
+  // extras kept by the first ones added closed again to make room for the
+  // last, and every limit still read (opened and closed: never kept).
   tree.write("a/y", "memory.max", "1048576\n");
   tree.write("b", "memory.max", "2097152\n");
   auto c = make();
@@ -684,7 +684,7 @@ TEST_F(CollectorTest, LimitFilesAreKeptOnlyWithRoomAndGiveItBackToCgroups) {
   EXPECT_EQ(c->latest()->cgroup_fds, root_fds + 4 * kMinFdsPerCgroup);
   EXPECT_EQ(view(*c, "a/y").stat->limits[lim_max]->value, 1048576u);
   EXPECT_EQ(view(*c, "b").stat->limits[lim_max]->value, 2097152u);
-  // A limit changed later is seen at the next limits read, kept fd or not.
+  // A limit changed later is seen at the next limits read.
   tree.write("a/y", "memory.max", "3145728\n");
   tree.write("b", "memory.max", "4194304\n");
   for (int i = 0; i < 72; ++i) pass(*c);  // limits_max_age (60 s), then the next max_age (10 s) read
