@@ -661,6 +661,11 @@ TEST_F(CollectorTest, FdBudgetKeepsAStableSetAndFillsFreedRoom) {
   EXPECT_EQ(r.left_out.fd_budget, all - 1 - 4);
 }
 
+// A kept kernfs file holds a page of kernel memory from its first read on
+// (its seq_file buffer): the files read rarely are not held at all.
+static_assert(kMaxFdsPerCgroup == 1 + 6 + 2,
+              "a cgroup holds its directory, six kept files, memory.swap.events and cgroup.events");
+
 TEST_F(CollectorTest, PolledExtrasAreKeptOnlyWithRoomAndGiveItBackToCgroups) {
   // Unlimited: every cgroup keeps its kept_if_room files open as well.
   uint64_t all_fds = 0;

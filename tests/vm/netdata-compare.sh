@@ -97,6 +97,11 @@ exporter_window() {
   me=$(awk -F'|' '/whole daemon/ {gsub(/ /, "", $4); print $4}' /tmp/cost.txt)
   # The two ratios of this window, for the median over windows.
   sed -n 's/^COST the whole daemon is \([0-9.]*\)x the bare loop beside it (\([0-9.]*\)x .*/\1 \2/p' /tmp/cost.txt >> /tmp/ratios.txt
+  # What the daemon holds, kernel included: its cgroup's memory is mostly
+  # the kernel's for the files it keeps open (a seq_file buffer of a page
+  # per file read through it, dentries, inodes), charged to it, not its RSS.
+  svc=$CG/system.slice/memcg-exporter.service
+  echo "$tag memory: the service's cgroup $(awk '{printf "%.1f", $1 / 1048576}' $svc/memory.current) MiB ($(awk '$1 == "anon" {a = $2} $1 == "kernel" {k = $2} $1 == "slab" {s = $2} END {printf "anon %.1f, kernel %.1f of which slab %.1f", a / 1048576, k / 1048576, s / 1048576}' $svc/memory.stat) MiB), RSS $(awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' /proc/$pid/status) MiB, $(ls /proc/$pid/fd | wc -l) descriptors"
   series=$(curl -sf http://127.0.0.1:9756/metrics | grep -c '{cgroup_id=')
   mcg=$(curl -sf http://127.0.0.1:9756/metrics | awk '$1 == "memcg_exporter_cgroups" {print $2}')
   systemctl stop memcg-exporter
