@@ -39,8 +39,7 @@ CgroupTable::~CgroupTable() {
 void CgroupTable::set_event_poller(std::unique_ptr<cgroupfs::EventPoller> poller) { poller_ = std::move(poller); }
 void CgroupTable::set_exit_poller(std::unique_ptr<cgroupfs::EventPoller> poller) { exit_poller_ = std::move(poller); }
 
-int CgroupTable::open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, bool keep_polled,
-                            PassReport& report, Counters& counters) {
+int CgroupTable::open_directory(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, PassReport& report) {
   const std::string dir = cgroup_dir(root, f.path);
   auto d = cgroupfs::open_at(AT_FDCWD, dir.c_str());
   if (!d.ok()) {
@@ -54,33 +53,50 @@ int CgroupTable::open_entry(const std::string& root, cgroupfs::Found& f, CgroupE
   auto identity = runtime::identify(f.path);
   e.id = std::make_shared<const CgroupId>(CgroupId{std::move(f.path), static_cast<uint64_t>(st.st_ino), f.depth, std::move(identity)});
   e.dir = std::move(d).value();
-  // ENOENT: the file does not exist here (no swap accounting, the root's
-  // memory.current) or the cgroup went away since the walk. Exhaustion is
-  // the caller's to count; anything else is an error the operator must hear
-  // about: the cgroup would otherwise be silently missing.
-  for (const CgroupFile& file : kCgroupFiles) {
-    if (file.access != FileAccess::kept) continue;
+  return 0;
+}
+
+// One kind of kept file for every cgroup of the batch, then the next kind,
+// not every file of one cgroup and then the next: the kernel allocates an
+// open file's structures (its struct file, seq_file, kernfs_open_file) as
+// it is opened, so files opened one after another lie together, and a pass
+// that reads one kind of every cgroup (memory.current, every probe) then
+// walks neighbouring memory. Opened a cgroup at a time, a pread of the same
+// memory.current files cost 17-20 % more in the 6.12 guest and 9-15 % more
+// over sysfs files on this project's (virtualised) hardware
+// (docs/performance.md, "Files opened kind by kind").
+//
+// ENOENT: the file does not exist here (no swap accounting, the root's
+// memory.current) or the cgroup went away since the walk (commit() tells by
+// memory.stat). Exhaustion leaves this open and every later one of the
+// batch untried (the next would fail the same way), counted by commit();
+// anything else is an error the operator must hear about: the cgroup would
+// otherwise be silently missing.
+void CgroupTable::open_kind(const std::string& root, const CgroupFile& file, std::vector<Opening>& batch,
+                            PassReport& report, Counters& counters) {
+  int exhausted = 0;
+  for (Opening& o : batch) {
+    if (o.err != 0) continue;
+    if (exhausted != 0) {
+      o.err = exhausted;
+      continue;
+    }
+    CgroupEntry& e = o.e;
     if (file.kind == FileKind::peak && peak_reset_ && open_peak_for_reset(e)) continue;
     auto fd = cgroupfs::open_at(e.dir.get(), file.name.data());  // the table's names are literals: NUL-terminated
     if (fd.ok()) {
       e.files[static_cast<size_t>(file.kind)] = std::move(fd).value();
-    } else if (!is_gone(fd.err())) {
-      if (!is_exhaustion(fd.err())) {
-        ++counters.read_errors[static_cast<size_t>(file.kind)];
-        report.add_error({"open", dir + "/" + std::string(file.name), fd.err()});
-      }
-      return fd.err();
+      continue;
     }
+    if (is_gone(fd.err())) continue;
+    if (is_exhaustion(fd.err())) {
+      exhausted = fd.err();
+    } else {
+      ++counters.read_errors[static_cast<size_t>(file.kind)];
+      report.add_error({"open", cgroup_dir(root, e.id->path) + "/" + std::string(file.name), fd.err()});
+    }
+    o.err = fd.err();
   }
-  if (!e.file(FileKind::stat).valid()) return ENOENT;
-  // The polled extras (kept_if_room) only where the budget has room; one
-  // that cannot be opened now is read another way (cgroup_files.h).
-  if (keep_polled)
-    for (const CgroupFile& file : kCgroupFiles)
-      if (file.access == FileAccess::kept_if_room)
-        if (auto fd = cgroupfs::open_at(e.dir.get(), file.name.data()); fd.ok())
-          e.files[static_cast<size_t>(file.kind)] = std::move(fd).value();
-  return 0;
 }
 
 // memory.peak for reading and writing: refused where the daemon may not
@@ -269,34 +285,79 @@ void CgroupTable::admit(const std::string& root, cgroupfs::WalkResult& found, Re
   open_fds_ = 0;
   for (const auto& e : r.next) open_fds_ += fds_of(e);
   left_out_ = {};
-  bool exhausted = false;
-  // Where shedding kept_if_room fds goes on, from the last entry down: once
-  // room ran short, nothing added after holds them (room for all of them
-  // does not come back within the rescan), so each entry is visited once.
-  size_t shed_from = SIZE_MAX;
-  for (size_t i : r.fresh) {
-    if (exhausted) {
+  // In rounds: a round's reservations (kMinFdsPerCgroup each) may exceed
+  // what its cgroups hold (the root has no memory.current, a kernel without
+  // swap accounting no swap files), so where the budget stopped a round the
+  // next one tries again with what they hold.
+  Admission a;
+  while (a.next < r.fresh.size()) {
+    const size_t from = a.next;
+    std::vector<Opening> batch = open_directories(root, found, r, a, report);
+    for (const CgroupFile& file : kCgroupFiles)
+      if (file.access == FileAccess::kept) open_kind(root, file, batch, report, counters);
+    // Room ran short: the polled extras go to no one added after (see shedding).
+    commit(batch, r, report, a.next == r.fresh.size());
+    if (a.next == from) {
+      left_out_.fd_budget += r.fresh.size() - a.next;  // no room for the next: none for the rest
+      break;
+    }
+  }
+}
+
+// The fresh cgroups from `a.next` that get a place, their directories
+// opened, until the budget has no room for the least the next one needs;
+// each reserves that in open_fds_ until commit() counts what it holds.
+std::vector<CgroupTable::Opening> CgroupTable::open_directories(const std::string& root, cgroupfs::WalkResult& found,
+                                                                Reconciled& r, Admission& a, PassReport& report) {
+  std::vector<Opening> batch;
+  for (; a.next < r.fresh.size(); ++a.next) {
+    if (a.exhausted) {
       ++left_out_.fds_exhausted;  // the next open would fail the same way: not tried until the next rescan
       continue;
     }
+    // Shedding kept_if_room fds goes on from the last entry down: once room
+    // ran short, nothing added after holds them (room for all of them does
+    // not come back within the rescan), so each entry is visited once.
     if (open_fds_ + kMinFdsPerCgroup > fd_budget_) {
-      if (shed_from == SIZE_MAX) shed_from = r.next.size();
-      while (open_fds_ + kMinFdsPerCgroup > fd_budget_ && shed_from > 0) open_fds_ -= close_kept_if_room(r.next[--shed_from]);
+      if (a.shed_from == SIZE_MAX) a.shed_from = r.next.size();
+      while (open_fds_ + kMinFdsPerCgroup > fd_budget_ && a.shed_from > 0)
+        open_fds_ -= close_kept_if_room(r.next[--a.shed_from]);
     }
-    if (open_fds_ + kMinFdsPerCgroup > fd_budget_) {
-      ++left_out_.fd_budget;
-      continue;
-    }
-    CgroupEntry e;
-    const bool keep_polled = open_fds_ + kMaxFdsPerCgroup <= fd_budget_;
-    if (const int err = open_entry(root, found.cgroups[i], e, keep_polled, report, counters); err != 0) {
+    if (open_fds_ + kMinFdsPerCgroup > fd_budget_) break;
+    Opening o;
+    if (const int err = open_directory(root, found.cgroups[r.fresh[a.next]], o.e, report); err != 0) {
       // Gone since the walk, or unreadable (reported): retried next rescan.
       if (is_exhaustion(err)) {
-        exhausted = true;
+        a.exhausted = true;
         ++left_out_.fds_exhausted;
       }
       continue;
     }
+    open_fds_ += kMinFdsPerCgroup;
+    batch.push_back(std::move(o));
+  }
+  return batch;
+}
+
+// Each opened cgroup of the batch into the collected set, with the polled
+// extras if `extras` and while the budget has room for them after every
+// cgroup's least; one whose opening failed is closed (retried next rescan).
+void CgroupTable::commit(std::vector<Opening>& batch, Reconciled& r, PassReport& report, bool extras) {
+  for (Opening& o : batch) {
+    open_fds_ -= kMinFdsPerCgroup;  // its reservation, for what it holds
+    if (o.err == 0 && !o.e.file(FileKind::stat).valid()) o.err = ENOENT;  // gone since the walk
+    if (o.err != 0) {
+      if (is_exhaustion(o.err)) ++left_out_.fds_exhausted;
+      continue;
+    }
+    CgroupEntry& e = o.e;
+    // The polled extras only where the budget has room; one that cannot be
+    // opened now is read another way (cgroup_files.h).
+    if (extras && open_fds_ + kMaxFdsPerCgroup <= fd_budget_)
+      for (const CgroupFile& file : kCgroupFiles)
+        if (file.access == FileAccess::kept_if_room)
+          if (auto fd = cgroupfs::open_at(e.dir.get(), file.name.data()); fd.ok())
+            e.files[static_cast<size_t>(file.kind)] = std::move(fd).value();
     register_events(e);
     open_fds_ += fds_of(e);
     r.next.push_back(std::move(e));

@@ -217,10 +217,26 @@ class CgroupTable {
   // their cgroup.stat and cgroup.controllers kept open.
   void watch_uncollected(const std::string& root);
   std::optional<uint64_t> read_count(sys::UniqueFd& fd) noexcept;
-  // Opens a new cgroup's directory and kept files into `e`: 0, or the errno
-  // of the first open that failed for a reason other than a missing file.
-  int open_entry(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, bool keep_polled, PassReport& report,
+  // A new cgroup while it is opened: its entry, and the errno of the first
+  // open that failed for a reason other than a missing file.
+  struct Opening {
+    CgroupEntry e;
+    int err = 0;
+  };
+  // Where admission stands within a rescan's fresh cgroups.
+  struct Admission {
+    size_t next = 0;              // the next fresh cgroup to try
+    size_t shed_from = SIZE_MAX;  // r.next entries below it may still shed kept_if_room fds
+    bool exhausted = false;       // the kernel refused a descriptor: the rest wait for the next rescan
+  };
+  std::vector<Opening> open_directories(const std::string& root, cgroupfs::WalkResult& found, Reconciled& r,
+                                        Admission& a, PassReport& report);
+  // Opens a new cgroup's directory into `e`: 0, or the errno that failed.
+  int open_directory(const std::string& root, cgroupfs::Found& f, CgroupEntry& e, PassReport& report);
+  // One kind of kept file across the batch (cgroup_table.cpp says why).
+  void open_kind(const std::string& root, const CgroupFile& file, std::vector<Opening>& batch, PassReport& report,
                  Counters& counters);
+  void commit(std::vector<Opening>& batch, Reconciled& r, PassReport& report, bool extras);
   bool open_peak_for_reset(CgroupEntry& e);
   // Closes the kept_if_room files `e` keeps: the descriptors freed.
   static size_t close_kept_if_room(CgroupEntry& e) noexcept;

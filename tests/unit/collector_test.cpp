@@ -5,11 +5,14 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
 
+#include "base/sys/unique_fd.h"
 #include "config/config.h"
 #include "plugin/collector.h"
 #include "tests/fixtures/faulty_io.h"
@@ -659,6 +662,49 @@ TEST_F(CollectorTest, FdBudgetKeepsAStableSetAndFillsFreedRoom) {
   EXPECT_EQ(r.added, 1u);
   EXPECT_EQ(c->latest()->cgroups.size(), 4u);
   EXPECT_EQ(r.left_out.fd_budget, all - 1 - 4);
+}
+
+// Descriptors are the lowest free ones: every slot up to one above the
+// highest open descriptor taken, so that the next ones opened are in order.
+static std::vector<sys::UniqueFd> take_free_slots() {
+  int top = -1;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd"))
+    top = std::max(top, std::stoi(e.path().filename().string()));
+  std::vector<sys::UniqueFd> taken;
+  for (;;) {
+    taken.emplace_back(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (!taken.back().valid() || taken.back().get() > top) return taken;
+  }
+}
+
+// A pass reads one kind of file of every cgroup (memory.current, every
+// probe): each kind is opened across the cgroups found together, kind after
+// kind, so that the kernel's structures for the files of one kind lie
+// together (cgroup_table.cpp, CgroupTable::open_kind). Seen here as the
+// descriptors: a kind's files hold a run of them, the kinds in table order.
+TEST_F(CollectorTest, KeptFilesAreOpenedKindByKind) {
+  for (int i = 0; i < 12; ++i) tree.add("b/c" + std::to_string(i), spec(1 << 20));
+  const auto slots = take_free_slots();
+  auto c = make();
+  pass(*c);
+  std::map<std::string, std::vector<int>> fds;  // file name -> descriptors, ascending
+  const std::string root = tree.root() + "/";
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const std::string target = std::filesystem::read_symlink(e.path(), ec).string();
+    if (!ec && target.starts_with(root) && target.rfind('/') > root.size() - 1)
+      fds[target.substr(target.rfind('/') + 1)].push_back(std::stoi(e.path().filename().string()));
+  }
+  const std::vector<std::string> kinds = {"memory.stat", "memory.current", "memory.events", "memory.pressure", "memory.peak"};
+  int last = -1;
+  for (const auto& kind : kinds) {
+    auto& v = fds[kind];
+    std::sort(v.begin(), v.end());
+    ASSERT_GE(v.size(), 16u) << kind;  // a, a/x, a/y, b and b/c0..c11 (the root may lack some)
+    EXPECT_EQ(static_cast<size_t>(v.back() - v.front() + 1), v.size()) << kind << ": not one run";
+    EXPECT_GT(v.front(), last) << kind << " opened before the kind ahead of it";
+    last = v.back();
+  }
 }
 
 // A kept kernfs file holds a page of kernel memory from its first read on
