@@ -19,7 +19,7 @@
 # this build's binary (its symbol table kept) after the measured windows.
 exec > /dev/ttyS0 2>&1
 set -u
-NETDATA_UNSANDBOXED=0 NETDATA_BASELINE='' NETDATA_PROFILE=0 NETDATA_WINDOWS=1 NETDATA_NO_ASLR=0
+NETDATA_UNSANDBOXED=0 NETDATA_BASELINE='' NETDATA_PROFILE=0 NETDATA_WINDOWS=1 NETDATA_NO_ASLR=0 NETDATA_LAYOUT=0
 . /etc/memcg-stage2.env 2>/dev/null
 n=1000
 window=60
@@ -58,6 +58,19 @@ done
 bench=$(find $CG/bench -type d | wc -l)
 echo "NETDATA controllers: root $(cat $CG/cgroup.subtree_control), a pod $(cat $CG/bench/q0/pod0/cgroup.subtree_control), $(find $CG/bench -name memory.stat | wc -l) with memory.stat"
 echo "NETDATA tree: $bench cgroups under bench ($((pods * 3)) leaves with a process, 8 of them busy), $(find $CG -mindepth 1 -type d | wc -l) on the host"
+
+if [ "$NETDATA_LAYOUT" = 1 ]; then
+  # Each cgroup's memory.current (its group's first line) with the other
+  # files a collector keeps open for it, read as opened in one sweep or a
+  # cgroup at a time (docs/performance.md, "Files opened kind by kind").
+  for d in $(find $CG -mindepth 1 -type d); do
+    [ -f "$d/memory.current" ] || continue
+    for f in memory.current memory.stat memory.swap.current memory.events memory.pressure memory.peak memory.swap.events cgroup.events; do
+      echo "$d/$f"
+    done
+  done > /tmp/layout.txt
+  memcg-open-layout /tmp/layout.txt 8 30 | sed 's/^/NETDATA /'
+fi
 
 cpu_ns() {  # every thread of a process
   local t=0

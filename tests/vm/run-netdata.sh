@@ -22,6 +22,9 @@
 # randomisation off in the guest (kernel.randomize_va_space=0): each window's
 # process then has the same layout, to tell whether the spread between
 # windows of one build follows the layout.
+# NETDATA_LAYOUT=1 adds memcg-open-layout over the tree (each cgroup's
+# memory.current read through files opened in one sweep or a cgroup at a
+# time), with no exporter running.
 # NETDATA_PROFILE=1 adds linux-perf to the guest and prints where the
 # exporter's CPU goes (this build's binary with its symbol table, sampled
 # after the measured windows, so the sampling costs none of them), and the
@@ -29,7 +32,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
-extra=netdata-core bins="$build/tests/memcg-cost $build/tests/memcg-cadvisor-style $build/tests/memcg-vmload"
+extra=netdata-core bins="$build/tests/memcg-cost $build/tests/memcg-cadvisor-style $build/tests/memcg-vmload $build/tests/memcg-open-layout"
 links=$(mktemp -d /tmp/memcg-netdata-bins.XXXXXX)
 trap 'rm -rf "$links"' EXIT
 if [ -n "${NETDATA_BASELINE:-}" ]; then  # installed under the name the guest looks for
@@ -42,5 +45,5 @@ if [ "${NETDATA_PROFILE:-0}" = 1 ]; then
   export STAGE2_IMAGE_SIZE=2G
 fi
 export STAGE2_EXTRA=$extra STAGE2_TEST="$here/netdata-compare.sh" STAGE2_BINS=$bins STAGE2_TIMEOUT=3000
-export STAGE2_ENV="NETDATA_UNSANDBOXED='${NETDATA_UNSANDBOXED:-0}' NETDATA_BASELINE='${NETDATA_BASELINE:+1}' NETDATA_PROFILE='${NETDATA_PROFILE:-0}' NETDATA_WINDOWS='${NETDATA_WINDOWS:-1}' NETDATA_NO_ASLR='${NETDATA_NO_ASLR:-0}'"
+export STAGE2_ENV="NETDATA_UNSANDBOXED='${NETDATA_UNSANDBOXED:-0}' NETDATA_BASELINE='${NETDATA_BASELINE:+1}' NETDATA_PROFILE='${NETDATA_PROFILE:-0}' NETDATA_WINDOWS='${NETDATA_WINDOWS:-1}' NETDATA_NO_ASLR='${NETDATA_NO_ASLR:-0}' NETDATA_LAYOUT='${NETDATA_LAYOUT:-0}'"
 "$here/run-stage2.sh" "$build"
