@@ -38,8 +38,8 @@ enum class FileAccess : unsigned char {
   // where it cannot watch) and memory.events.local (after memory.events
   // changed). A kernfs file keeps a page of kernel memory, its seq_file
   // buffer, charged to the reader's cgroup, from its first read until it is
-  // closed: six of them held per cgroup were 30 KB of kernel memory each
-  // (docs/performance.md, memory). Opened, read and closed each time.
+  // closed: these six, held, were 26 KiB of kernel memory per cgroup
+  // (docs/operations.md, "Sizing: memory"). Opened, read and closed each time.
   per_read,
 };
 
@@ -95,8 +95,8 @@ static_assert([] {
   return true;
 }());
 
-// Descriptors a collected cgroup holds: at least its directory (the files
-// read per read are opened relative to it) and every kept file, at most the
+// Descriptors a collected cgroup holds: at least its directory (the per_read
+// files are opened relative to it) and every kept file, at most the
 // polled kept_if_room files too. The fd budget collects every cgroup it can
 // with the least, then keeps those with what is left. A cgroup without some
 // file (no swap accounting) holds fewer.

@@ -62,9 +62,9 @@ int CgroupTable::open_directory(const std::string& root, cgroupfs::Found& f, Cgr
 // it is opened, so files opened one after another lie together, and a pass
 // that reads one kind of every cgroup (memory.current, every probe) then
 // walks neighbouring memory. Opened a cgroup at a time, a pread of the same
-// memory.current files cost 17-20 % more in the 6.12 guest and 9-15 % more
-// over sysfs files on this project's (virtualised) hardware
-// (docs/performance.md, "Files opened kind by kind").
+// memory.current files cost 17-20 % more in the 6.12 guest, and over sysfs
+// files 9-15 % more on the build host, a virtual machine that is not
+// emulated (docs/performance.md, "Files opened kind by kind").
 //
 // ENOENT: the file does not exist here (no swap accounting, the root's
 // memory.current) or the cgroup went away since the walk (commit() tells by
