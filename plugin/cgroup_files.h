@@ -30,8 +30,9 @@ enum class FileAccess : unsigned char {
   // Polled files read rarely: memory.swap.events when the kernel flags it,
   // cgroup.events on a cgroup's exit. Kept open like the others while the
   // fd budget has room for them after every cgroup's kept files (epoll
-  // watches an open file); otherwise memory.swap.events is read with the
-  // limits and an exit is learnt from memory.events or a rescan.
+  // watches an open file); otherwise memory.swap.events is read every
+  // max_age with systemd-oomd's record, and an exit is learnt from
+  // memory.events or a rescan.
   kept_if_room,
   // Read so rarely that holding them open costs more than opening them: the
   // limits (re-read only after inotify saw a write, collector.limits_max_age

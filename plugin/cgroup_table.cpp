@@ -119,7 +119,7 @@ size_t CgroupTable::close_kept_if_room(CgroupEntry& e) noexcept {
       ++closed;
     }
   }
-  e.swap_events_polled = false;  // read with the limits from now on
+  e.swap_events_polled = false;  // read every max_age from now on, with systemd-oomd's record
   e.exit_polled = false;         // an exit is then learnt as before: from memory.events or a rescan
   return closed;
 }

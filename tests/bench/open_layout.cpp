@@ -95,9 +95,13 @@ int main(int argc, char** argv) {
   double sweep = 0, grouped = 0, apart = 0;
   for (int r = 0; r < rounds; ++r) {  // alternating order: neither always reads after the other
     if (r % 2 == 0) {
-      sweep += loop(l.sweep), grouped += loop(l.grouped), apart += loop(l.apart);
+      sweep += loop(l.sweep);
+      grouped += loop(l.grouped);
+      apart += loop(l.apart);
     } else {
-      apart += loop(l.apart), grouped += loop(l.grouped), sweep += loop(l.sweep);
+      apart += loop(l.apart);
+      grouped += loop(l.grouped);
+      sweep += loop(l.sweep);
     }
     usleep(100000);
   }

@@ -692,6 +692,7 @@ TEST_F(CollectorTest, KeptFilesAreOpenedKindByKind) {
   for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
     std::error_code ec;
     const std::string target = std::filesystem::read_symlink(e.path(), ec).string();
+    // Files of the cgroups below the root only: the root's own may lack some.
     if (!ec && target.starts_with(root) && target.rfind('/') > root.size() - 1)
       fds[target.substr(target.rfind('/') + 1)].push_back(std::stoi(e.path().filename().string()));
   }
@@ -700,7 +701,7 @@ TEST_F(CollectorTest, KeptFilesAreOpenedKindByKind) {
   for (const auto& kind : kinds) {
     auto& v = fds[kind];
     std::sort(v.begin(), v.end());
-    ASSERT_GE(v.size(), 16u) << kind;  // a, a/x, a/y, b and b/c0..c11 (the root may lack some)
+    ASSERT_GE(v.size(), 16u) << kind;  // a, a/x, a/y, b and b/c0..c11
     EXPECT_EQ(static_cast<size_t>(v.back() - v.front() + 1), v.size()) << kind << ": not one run";
     EXPECT_GT(v.front(), last) << kind << " opened before the kind ahead of it";
     last = v.back();
@@ -708,7 +709,8 @@ TEST_F(CollectorTest, KeptFilesAreOpenedKindByKind) {
 }
 
 // A kept kernfs file holds a page of kernel memory from its first read on
-// (its seq_file buffer): the files read rarely are not held at all.
+// (its seq_file buffer): the limit files and memory.events.local are not
+// held at all.
 static_assert(kMaxFdsPerCgroup == 1 + 6 + 2,
               "a cgroup holds its directory, six kept files, memory.swap.events and cgroup.events");
 
