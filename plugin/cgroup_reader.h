@@ -78,6 +78,7 @@ class CgroupReader {
   // memory.events and memory.swap.events, while the cgroup is still there.
   struct EventFiles {
     bool events = false, swap = false, oomd = false, exit = false;
+    bool any() const noexcept { return events || swap || oomd || exit; }
   };
   struct EventsRead {
     bool gone = false;

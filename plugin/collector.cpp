@@ -175,12 +175,15 @@ void Collector::read_all_ahead(TimePoint now, bool host_swap) {
   const size_t n = entries.size();
   ahead_.resize(n);
   quiet_.assign(n, kNotQuiet);
-  const bool lane_open = lanes_.open(table_.generation(), n, host_swap, config_generation_, now) &&
-                         !table_.any_flagged() && lane_on_;
+  const bool lane_open = lanes_.open(table_.generation(), n, host_swap, config_generation_, now) && lane_on_;
   const int64_t bucket = cache::WindowMax::at(now).bucket;
   uint64_t in_lane = 0;
   for (size_t i = 0; i < n; ++i) {
     const QuietLane* lane = lane_open ? lanes_.find(i, bucket) : nullptr;
+    // A cgroup whose own event file the kernel flagged takes the long way
+    // (its probe reads the file); the others stay in the lane. (A node with
+    // one container reclaiming at its memory.high is flagged most passes.)
+    if (lane && table_.any_flagged() && flags_of(entries[i]).any()) lane = nullptr;
     if (!lane) {
       reader_.read_ahead(entries[i], host_swap, ahead_[i]);
       continue;

@@ -11,8 +11,9 @@ bool quiet_lane_eligible(const CgroupEntry& e, const cache::FlushInput& in, bool
   if (!e.file(FileKind::current).valid() || e.probed_current.len < 0) return false;
   const bool swap_zero = !host_swap && p.swap && *p.swap == 0;
   if (!swap_zero && (e.file(FileKind::swap_current).valid() || p.swap)) return false;
-  // Event files: polled (read only when the kernel flags them; the lane is
-  // closed in a pass where any is flagged) and nothing owed from a wake-up.
+  // Event files: polled (read only when the kernel flags them; a cgroup
+  // with a flagged file leaves the lane for that pass) and nothing owed
+  // from a wake-up.
   if (!e.events_polled || e.events_changed_owed || e.events_notable_owed) return false;
   // The decision's inputs a quiet pass leaves alone: read before, under the
   // threshold (a quiet pass adds nothing to pending), no event, not forced;

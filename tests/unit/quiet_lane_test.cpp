@@ -84,6 +84,11 @@ class QuietLaneTest : public ::testing::TestWithParam<double> {
           for (Side* s : {&lane, &full}) s->poller->flag(tree.root() + "/" + leaf(p, c) + "/memory.events");
         }
       }
+    if (u(rng) < 0.03) {  // a pod's memory.events counts its leaves' events too
+      const std::string p = pod(static_cast<int>(u(rng) * 3));
+      tree.write(p, "memory.events", "low 0\nhigh " + std::to_string(pass) + "\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n");
+      for (Side* s : {&lane, &full}) s->poller->flag(tree.root() + "/" + p + "/memory.events");
+    }
     if (u(rng) < 0.03) {
       const auto glob = config::Glob::compile(pod(static_cast<int>(u(rng) * 3)) + "/*", nullptr);
       for (Side* s : {&lane, &full}) s->c->request_refresh(*glob);
@@ -146,6 +151,27 @@ TEST_P(QuietLaneTest, SettlesMostPassesOfAStillTree) {
   const auto a = lane.c->latest();
   const uint64_t probes = 120u * a->cgroups.size();
   EXPECT_GT(a->lane_probes, probes * 6 / 10) << "of " << probes << " probes, " << a->quiet_probes << " quiet";
+}
+
+// One container reclaiming at its memory.high: the kernel flags its
+// memory.events (and its pod's) every pass. Only those two take the long
+// way; the other 19 cgroups stay in the lane as in a still tree.
+TEST_P(QuietLaneTest, AFlaggedCgroupLeavesTheOthersInTheLane) {
+  clock.advance(1s);
+  both_pass();
+  for (int pass = 1; pass <= 120; ++pass) {
+    for (const std::string& p : {leaf(0, 0), pod(0)}) {
+      tree.write(p, "memory.events", "low 0\nhigh " + std::to_string(pass) + "\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n");
+      for (Side* s : {&lane, &full}) s->poller->flag(tree.root() + "/" + p + "/memory.events");
+    }
+    clock.advance(1s);
+    both_pass();
+    expect_same();
+    if (HasFatalFailure()) return;
+  }
+  const auto a = lane.c->latest();
+  const uint64_t others = 120u * (a->cgroups.size() - 2);
+  EXPECT_GT(a->lane_probes, others * 6 / 10) << "of " << others << " probes of the others, " << a->quiet_probes << " quiet";
 }
 
 INSTANTIATE_TEST_SUITE_P(Budgets, QuietLaneTest, ::testing::Values(0.0, 3.0));
