@@ -325,13 +325,17 @@ double watchdog_seconds(pid_t pid) {
 }
 
 // Keeps the exporter stopped for the bare window. Under a systemd watchdog
-// it is continued between two ticks every half interval, so that it pings
-// in time rather than being killed and restarted (WatchdogSec=30s in the
-// unit); it then runs while the loop sleeps, not while it is measured.
+// it is continued between two ticks every third of the interval, so that it
+// pings in time rather than being killed and restarted (WatchdogSec=30s in
+// the unit); it then runs while the loop sleeps, not while it is measured.
+// A third, not a half: the exporter pings half an interval after its last
+// ping, so a continue that lands just before that finds nothing due, and
+// with continues a half interval apart the next came a whole interval after
+// that ping, at the watchdog's deadline (a 6.1 guest was killed so once).
 class ExporterStop {
  public:
   ExporterStop(pid_t pid, double watchdog, int ticks)
-      : pid_(pid), every_(watchdog > 0 ? std::max(1, static_cast<int>(watchdog / 2)) : 0), ticks_(ticks) {
+      : pid_(pid), every_(watchdog > 0 ? std::max(1, static_cast<int>(watchdog / 3)) : 0), ticks_(ticks) {
     kill(pid_, SIGSTOP);
   }
   ~ExporterStop() { kill(pid_, SIGCONT); }

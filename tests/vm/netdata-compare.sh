@@ -114,6 +114,11 @@ exporter_window() {
   # the kernel's for the files it keeps open (a seq_file buffer of a page
   # per file read through it, dentries, inodes), charged to it, not its RSS.
   svc=$CG/system.slice/memcg-exporter.service
+  # A restart since the window began (the watchdog, a crash) is said, not
+  # hidden behind an empty RSS: the figures below are then the new process's.
+  now_pid=$(systemctl show -p MainPID --value memcg-exporter)
+  [ "$now_pid" = "$pid" ] || echo "$tag check: the exporter was restarted during the window (PID $pid, now $now_pid): $(journalctl -u memcg-exporter --no-pager -q | grep -E 'Watchdog|Failed|killed' | tail -n 2 | tr '\n' ' ')"
+  pid=$now_pid
   echo "$tag memory: the service's cgroup $(awk '{printf "%.1f", $1 / 1048576}' $svc/memory.current) MiB ($(awk '$1 == "anon" {a = $2} $1 == "kernel" {k = $2} $1 == "slab" {s = $2} END {printf "anon %.1f, kernel %.1f of which slab %.1f", a / 1048576, k / 1048576, s / 1048576}' $svc/memory.stat) MiB), RSS $(awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' /proc/$pid/status) MiB, $(ls /proc/$pid/fd | wc -l) descriptors"
   series=$(curl -sf http://127.0.0.1:9756/metrics | grep -c '{cgroup_id=')
   mcg=$(curl -sf http://127.0.0.1:9756/metrics | awk '$1 == "memcg_exporter_cgroups" {print $2}')
