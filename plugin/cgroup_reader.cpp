@@ -88,9 +88,9 @@ void CgroupReader::read_ahead_one(const CgroupEntry& e, FileKind kind, Ahead& ou
   if (fd.valid()) read_fd(fd.get(), kind, out);
 }
 
-void CgroupReader::read_current(int fd, Ahead& out) noexcept {
+void CgroupReader::read_lane(int fd, FileKind kind, Ahead& out) noexcept {
   out = Ahead{};  // zero-tailed, as the lane compares (cgroup_table.h: same_zero_tailed)
-  read_fd(fd, FileKind::current, out);
+  read_fd(fd, kind, out);
 }
 
 void CgroupReader::read_ahead_swap(const CgroupEntry& e, bool host_swap, Ahead& out) noexcept {

@@ -52,11 +52,11 @@ class CgroupReader {
   // probe phase measured 5-13 % less, within their noise:
   // docs/performance.md). `out` is resized to the entries, indexed alike.
   void read_ahead(std::span<const CgroupEntry> entries, bool host_swap, std::vector<ProbeAhead>& out);
-  // The same for one entry, and memory.current alone through a descriptor
-  // the caller holds (the quiet lane's, quiet_lane.h), counted as the
-  // probe's; read_current leaves the bytes past what it read zero.
+  // The same for one entry, and one file of `kind` alone through a
+  // descriptor the caller holds (the quiet lane's, quiet_lane.h), counted as
+  // the probe's; read_lane leaves the bytes past what it read zero.
   void read_ahead(const CgroupEntry& e, bool host_swap, ProbeAhead& out) noexcept;
-  void read_current(int fd, Ahead& out) noexcept;
+  void read_lane(int fd, FileKind kind, Ahead& out) noexcept;
   // memory.swap.current alone, where the probe will want it.
   void read_ahead_swap(const CgroupEntry& e, bool host_swap, Ahead& out) noexcept;
   // Reads the cheap files into e.probe, in place (a quiet cgroup's events

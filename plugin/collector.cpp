@@ -188,14 +188,18 @@ void Collector::read_all_ahead(TimePoint now, bool host_swap) {
       reader_.read_ahead(entries[i], host_swap, ahead_[i]);
       continue;
     }
-    reader_.read_current(lane->fd, ahead_[i].current);
-    if (same_zero_tailed(ahead_[i].current, lane->text) && now < lane->due) {
+    // memory.current, then memory.swap.current where the lane reads it: the
+    // order and the reads of the long way (read_ahead).
+    reader_.read_lane(lane->fd, FileKind::current, ahead_[i].current);
+    if (lane->swap_fd >= 0) reader_.read_lane(lane->swap_fd, FileKind::swap_current, ahead_[i].swap);
+    if (same_zero_tailed(ahead_[i].current, lane->text) &&
+        (lane->swap_fd < 0 || same_zero_tailed(ahead_[i].swap, lane->swap_text)) && now < lane->due) {
       quiet_[i] = kInLane;
       ++in_lane;
       continue;
     }
+    if (lane->swap_fd < 0) reader_.read_ahead_swap(entries[i], host_swap, ahead_[i].swap);
     lanes_.drop(i);
-    reader_.read_ahead_swap(entries[i], host_swap, ahead_[i].swap);
   }
   counters_.quiet_probes += in_lane;
   counters_.lane_probes += in_lane;
@@ -370,7 +374,12 @@ void Collector::decide(TimePoint now, PassReport& report) {
     }
     count_skip(e, report);
     if (quiet_[i] == kQuiet && quiet_lane_eligible(e, in, pass_host_swap_))
-      lanes_.take(i, {e.file(FileKind::current).get(), zero_tailed(e.probed_current), bucket, cache::max_age_due(in)});
+      lanes_.take(i, {.fd = e.file(FileKind::current).get(),
+                      .text = zero_tailed(e.probed_current),
+                      .swap_fd = quiet_lane_swap_fd(e, pass_host_swap_),
+                      .swap_text = zero_tailed(e.probed_swap),
+                      .bucket = bucket,
+                      .due = cache::max_age_due(in)});
   }
   counters_.skips += lane_skips;
   report.skips += lane_skips;

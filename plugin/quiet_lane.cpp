@@ -6,11 +6,14 @@ bool quiet_lane_eligible(const CgroupEntry& e, const cache::FlushInput& in, bool
   const ProbeValues& p = e.probe;
   // The quiet probe's results, which a pass in the lane leaves as they are:
   // a rate of 0 (set by a quiet probe after an earlier one), the bytes
-  // compared, and no swap to read (known to stay 0, or no file and none seen).
+  // compared, and swap: none to read (known to stay 0, or no file and none
+  // seen) or its bytes compared too (quiet_lane_swap_fd).
   if (!e.has_probe || e.gone || !p.current || !p.current_rate || *p.current_rate != 0.0) return false;
   if (!e.file(FileKind::current).valid() || e.probed_current.len < 0) return false;
   const bool swap_zero = !host_swap && p.swap && *p.swap == 0;
-  if (!swap_zero && (e.file(FileKind::swap_current).valid() || p.swap)) return false;
+  const bool swap_none = !e.file(FileKind::swap_current).valid() && !p.swap;
+  const bool swap_compared = e.file(FileKind::swap_current).valid() && p.swap && e.probed_swap.len >= 0;
+  if (!swap_zero && !swap_none && !swap_compared) return false;
   // Event files: polled (read only when the kernel flags them; a cgroup
   // with a flagged file leaves the lane for that pass) and nothing owed
   // from a wake-up.
@@ -19,6 +22,11 @@ bool quiet_lane_eligible(const CgroupEntry& e, const cache::FlushInput& in, bool
   // threshold (a quiet pass adds nothing to pending), no event, not forced;
   // max_age is the lane's due time.
   return in.last_read && in.pending < in.threshold && !in.events_moved && !in.forced;
+}
+
+int quiet_lane_swap_fd(const CgroupEntry& e, bool host_swap) noexcept {
+  const bool swap_zero = !host_swap && e.probe.swap && *e.probe.swap == 0;
+  return swap_zero ? -1 : e.file(FileKind::swap_current).get();
 }
 
 bool QuietLanes::open(uint64_t generation, size_t n, bool host_swap, uint64_t config, TimePoint now) {

@@ -2,7 +2,8 @@
 // probe and that the flush decision then left alone, in one compact record
 // per cgroup: the memory.current descriptor, the bytes that probe read, the
 // one-minute high's bucket it was observed in, and the time its max_age
-// read comes due. A later pass that reads the same bytes in the same bucket
+// read comes due (and on a host with swap, memory.swap.current's descriptor
+// and bytes too). A later pass that reads the same bytes in the same bucket
 // before that time knows, without looking at the cgroup's entry, what the
 // probe and the decision would conclude: no change, nothing moved, no read.
 // Most cgroups most passes (the systemd guest: a sleeping process in most
@@ -29,6 +30,10 @@ namespace memcg {
 struct QuietLane {
   int fd = -1;     // memory.current's kept descriptor; -1: not in the lane
   ValueText text;  // what the last probe read from it, zero past its length
+  // memory.swap.current's, on a host with swap: read and compared as well
+  // (-1: no swap to read, known to stay 0 or no file and none seen).
+  int swap_fd = -1;
+  ValueText swap_text;
   int64_t bucket = 0;  // cache::WindowMax bucket that probe observed the value in
   TimePoint due{};     // cache::max_age_due of the cgroup's last read
 };
@@ -39,6 +44,9 @@ struct QuietLane {
 // cache::decide_flush look at that a pass in the lane will not look at
 // again, checked here once. A pure function of the entry.
 bool quiet_lane_eligible(const CgroupEntry& e, const cache::FlushInput& in, bool host_swap) noexcept;
+// The memory.swap.current descriptor the lane reads for an eligible `e`:
+// -1 where the probe reads none (swap known to stay 0, or no file).
+int quiet_lane_swap_fd(const CgroupEntry& e, bool host_swap) noexcept;
 
 class QuietLanes {
  public:

@@ -17,6 +17,7 @@
 #include "base/parse/stat_keys.h"
 #include "tests/fixtures/kubernetes.h"
 #include "tests/fixtures/fake_poller.h"
+#include "tests/fixtures/faulty_io.h"
 #include "tests/fixtures/tree.h"
 
 namespace memcg {
@@ -121,6 +122,28 @@ void BM_QuietPassPolled(benchmark::State& state) {
                             (static_cast<double>(state.iterations()) * static_cast<double>(state.range(0)));
 }
 BENCHMARK(BM_QuietPassPolled)->Arg(1000)->Unit(benchmark::kMillisecond);
+
+// The same on a host with swap, where each probe reads memory.swap.current
+// too: with the quiet lane (arg 1), which compares both files' bytes, and
+// without it (arg 0: what a host with swap did before the lane took swap).
+void BM_QuietPassPolledSwap(benchmark::State& state) {
+  Bench b(static_cast<int>(state.range(0)));
+  fixtures::FaultyIo io;  // no faults; the host has swap
+  io.swap_ = true;
+  ManualClock clock;
+  Collector c(b.tree.root(), b.cfg, clock, io);
+  c.set_event_poller(std::make_unique<fixtures::FakePoller>());
+  c.set_quiet_lane(state.range(1) != 0);
+  c.run_pass();
+  for (auto _ : state) {
+    clock.advance(1s);
+    benchmark::DoNotOptimize(c.run_pass());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * state.range(0)));
+  state.counters["lane"] = static_cast<double>(c.latest()->lane_probes) /
+                           (static_cast<double>(state.iterations()) * static_cast<double>(state.range(0)));
+}
+BENCHMARK(BM_QuietPassPolledSwap)->Args({1000, 0})->Args({1000, 1})->Unit(benchmark::kMillisecond);
 
 // The steady state of the systemd guest's measurement (docs/performance.md):
 // the built-in defaults (max_age 10 s), memory.events polled, eight busy

@@ -5,7 +5,8 @@
 // and one without, driven through the same random walk of usage changes,
 // event flags, forced refreshes, cgroups coming and going, configuration
 // reloads and passes that do not advance the clock, see the same values,
-// reads and skips pass after pass.
+// reads and skips pass after pass; on a host without swap and on one with
+// swap, where the lane compares memory.swap.current's bytes as well.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -14,6 +15,7 @@
 #include "plugin/cache/flush_policy.h"
 #include "plugin/collector.h"
 #include "tests/fixtures/fake_poller.h"
+#include "tests/fixtures/faulty_io.h"
 #include "tests/fixtures/same_views.h"
 #include "tests/fixtures/tree.h"
 
@@ -27,9 +29,11 @@ struct Side {
   fixtures::FakePoller* poller = nullptr;
 };
 
-class QuietLaneTest : public ::testing::TestWithParam<double> {
+// (a read budget in reads a second, 0 for none; whether the host has swap)
+class QuietLaneTest : public ::testing::TestWithParam<std::tuple<double, bool>> {
  protected:
   QuietLaneTest() {
+    io.swap_ = std::get<1>(GetParam());
     fixtures::CgroupSpec s;
     s.current = 8 << 20;
     s.swap = 0;
@@ -40,7 +44,7 @@ class QuietLaneTest : public ::testing::TestWithParam<double> {
     }
     cfg = config::Config::builtin({4096, 1});
     cfg.collector.rescan_interval = 3s;
-    cfg.collector.max_stat_reads_per_second = GetParam();  // 0: no budget
+    cfg.collector.max_stat_reads_per_second = std::get<0>(GetParam());  // 0: no budget
     cfg.resolve();
     lane = make(true);
     full = make(false);
@@ -48,7 +52,7 @@ class QuietLaneTest : public ::testing::TestWithParam<double> {
   static std::string pod(int p) { return "pod" + std::to_string(p) + ".slice"; }
   static std::string leaf(int p, int c) { return pod(p) + "/c" + std::to_string(c) + ".scope"; }
   Side make(bool with_lane) {
-    Side s{std::make_unique<Collector>(tree.root(), cfg, clock), nullptr};
+    Side s{std::make_unique<Collector>(tree.root(), cfg, clock, io), nullptr};
     auto poller = std::make_unique<fixtures::FakePoller>();
     s.poller = poller.get();
     s.c->set_event_poller(std::move(poller));
@@ -78,6 +82,7 @@ class QuietLaneTest : public ::testing::TestWithParam<double> {
         const double r = u(rng);
         if (r < 0.15) tree.set_current(leaf(p, c), (8u << 20) + static_cast<uint64_t>(u(rng) * 2048) * 4096);
         else if (r < 0.18) tree.set_current(leaf(p, c), 8u << 20);  // back to bytes seen before
+        else if (r < 0.20) tree.set_swap(leaf(p, c), static_cast<uint64_t>(u(rng) * 4) * 4096);  // 0 half the time
         if (u(rng) < 0.03) {
           tree.write(leaf(p, c), "memory.events",
                      "low 0\nhigh " + std::to_string(pass) + "\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n");
@@ -110,6 +115,7 @@ class QuietLaneTest : public ::testing::TestWithParam<double> {
   }
 
   fixtures::Tree tree;
+  fixtures::FaultyIo io;
   fixtures::CgroupSpec newcomer;
   config::Config cfg;
   ManualClock clock;
@@ -174,7 +180,8 @@ TEST_P(QuietLaneTest, AFlaggedCgroupLeavesTheOthersInTheLane) {
   EXPECT_GT(a->lane_probes, others * 6 / 10) << "of " << others << " probes of the others, " << a->quiet_probes << " quiet";
 }
 
-INSTANTIATE_TEST_SUITE_P(Budgets, QuietLaneTest, ::testing::Values(0.0, 3.0));
+INSTANTIATE_TEST_SUITE_P(BudgetsAndSwap, QuietLaneTest,
+                         ::testing::Combine(::testing::Values(0.0, 3.0), ::testing::Bool()));
 
 // The lane's due time is decide_flush's max_age condition solved for now.
 TEST(MaxAgeDue, IsTheFirstTimeDecideFlushSaysMaxAge) {
