@@ -82,7 +82,7 @@ class QuietLaneTest : public ::testing::TestWithParam<std::tuple<double, bool>> 
         const double r = u(rng);
         if (r < 0.15) tree.set_current(leaf(p, c), (8u << 20) + static_cast<uint64_t>(u(rng) * 2048) * 4096);
         else if (r < 0.18) tree.set_current(leaf(p, c), 8u << 20);  // back to bytes seen before
-        else if (r < 0.20) tree.set_swap(leaf(p, c), static_cast<uint64_t>(u(rng) * 4) * 4096);  // 0 half the time
+        else if (r < 0.20) tree.set_swap(leaf(p, c), static_cast<uint64_t>(u(rng) * 4) * 4096);  // 0 a quarter of the time
         if (u(rng) < 0.03) {
           tree.write(leaf(p, c), "memory.events",
                      "low 0\nhigh " + std::to_string(pass) + "\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n");

@@ -67,16 +67,34 @@ def qemu_alive():
         return False
 
 
+def serial_tail(n=40):
+    """The last lines of the guest's console, whatever they start with (a
+    kernel panic's, the exporter's log): what a failure before the guest said
+    why leaves to go on."""
+    try:
+        with open(args.serial, "rb") as f:
+            lines = f.read().decode(errors="replace").splitlines()
+    except FileNotFoundError:
+        return "(no serial log)"
+    return "\n".join("  console: " + line for line in lines[-n:])
+
+
 def wait_ready(serial):
     deadline = time.time() + 600
+    why = "not ready in 600 s"
     while time.time() < deadline:
         serial.poll()
         if serial.first("OOMTEST ready")[0]:
             return
-        if serial.first("OOMTEST FAIL")[0] or not qemu_alive():
+        if serial.first("OOMTEST FAIL")[0]:
+            why = "the guest failed"
+            break
+        if not qemu_alive():
+            why = "QEMU exited"
             break
         time.sleep(1)
-    sys.exit("the guest's exporter never became ready")
+    print(serial_tail(), flush=True)
+    sys.exit(f"the guest's exporter never became ready ({why})")
 
 
 def alerts(prom):
