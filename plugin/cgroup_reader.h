@@ -57,6 +57,12 @@ class CgroupReader {
   // the probe's; read_lane leaves the bytes past what it read zero.
   void read_ahead(const CgroupEntry& e, bool host_swap, ProbeAhead& out) noexcept;
   void read_lane(int fd, FileKind kind, Ahead& out) noexcept;
+  // Without swap space on the host a cgroup's swap usage can only fall
+  // (swapoff pulls pages back in) and stays 0 once it got there: the probe
+  // (and the quiet lane, quiet_lane.cpp) then reads no memory.swap.current.
+  static bool swap_known_zero(const CgroupEntry& e, bool host_swap) noexcept {
+    return !host_swap && e.has_probe && e.probe.swap && *e.probe.swap == 0;
+  }
   // memory.swap.current alone, where the probe will want it.
   void read_ahead_swap(const CgroupEntry& e, bool host_swap, Ahead& out) noexcept;
   // Reads the cheap files into e.probe, in place (a quiet cgroup's events
@@ -146,11 +152,6 @@ class CgroupReader {
     TimePoint at{};
   };
   static Previous previous(const CgroupEntry& e) noexcept;
-  // Without swap space on the host a cgroup's swap usage can only fall
-  // (swapoff pulls pages back in) and stays 0 once it got there.
-  static bool swap_known_zero(const CgroupEntry& e, bool host_swap) noexcept {
-    return !host_swap && e.has_probe && e.probe.swap && *e.probe.swap == 0;
-  }
   // One pread of a kept one-value file into `out` (len < 0: no kept fd, an
   // error, or too long; nothing counted or reported).
   void read_ahead_one(const CgroupEntry& e, FileKind kind, Ahead& out) noexcept;

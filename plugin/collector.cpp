@@ -183,7 +183,7 @@ void Collector::read_all_ahead(TimePoint now, bool host_swap) {
     // A cgroup whose own event file the kernel flagged takes the long way
     // (its probe reads the file); the others stay in the lane. (A node with
     // one container reclaiming at its memory.high is flagged most passes.)
-    if (lane && table_.any_flagged() && flags_of(entries[i]).any()) lane = nullptr;
+    if (lane && flags_of(entries[i]).any()) lane = nullptr;
     if (!lane) {
       reader_.read_ahead(entries[i], host_swap, ahead_[i]);
       continue;

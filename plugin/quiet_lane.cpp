@@ -1,5 +1,7 @@
 #include "plugin/quiet_lane.h"
 
+#include "plugin/cgroup_reader.h"
+
 namespace memcg {
 
 bool quiet_lane_eligible(const CgroupEntry& e, const cache::FlushInput& in, bool host_swap) noexcept {
@@ -10,7 +12,7 @@ bool quiet_lane_eligible(const CgroupEntry& e, const cache::FlushInput& in, bool
   // seen) or its bytes compared too (quiet_lane_swap_fd).
   if (!e.has_probe || e.gone || !p.current || !p.current_rate || *p.current_rate != 0.0) return false;
   if (!e.file(FileKind::current).valid() || e.probed_current.len < 0) return false;
-  const bool swap_zero = !host_swap && p.swap && *p.swap == 0;
+  const bool swap_zero = CgroupReader::swap_known_zero(e, host_swap);
   const bool swap_none = !e.file(FileKind::swap_current).valid() && !p.swap;
   const bool swap_compared = e.file(FileKind::swap_current).valid() && p.swap && e.probed_swap.len >= 0;
   if (!swap_zero && !swap_none && !swap_compared) return false;
@@ -25,8 +27,7 @@ bool quiet_lane_eligible(const CgroupEntry& e, const cache::FlushInput& in, bool
 }
 
 int quiet_lane_swap_fd(const CgroupEntry& e, bool host_swap) noexcept {
-  const bool swap_zero = !host_swap && e.probe.swap && *e.probe.swap == 0;
-  return swap_zero ? -1 : e.file(FileKind::swap_current).get();
+  return CgroupReader::swap_known_zero(e, host_swap) ? -1 : e.file(FileKind::swap_current).get();
 }
 
 bool QuietLanes::open(uint64_t generation, size_t n, bool host_swap, uint64_t config, TimePoint now) {

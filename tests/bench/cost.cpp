@@ -330,8 +330,9 @@ double watchdog_seconds(pid_t pid) {
 // the unit); it then runs while the loop sleeps, not while it is measured.
 // A third, not a half: the exporter pings half an interval after its last
 // ping, so a continue that lands just before that finds nothing due, and
-// with continues a half interval apart the next came a whole interval after
-// that ping, at the watchdog's deadline (a 6.1 guest was killed so once).
+// with continues a half interval apart the next can come a whole interval
+// after that ping, at the watchdog's deadline (the likely way a 6.1 guest's
+// exporter was killed once during a bare window; not reproduced).
 class ExporterStop {
  public:
   ExporterStop(pid_t pid, double watchdog, int ticks)
