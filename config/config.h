@@ -64,6 +64,11 @@ struct CollectorConfig {
   Duration limits_max_age = std::chrono::seconds(60);
   int max_depth = 8;
   uint64_t max_cgroups = 20000;
+  // The memory the collected cgroups' descriptors are held within: the
+  // daemon's own cgroup limit, lowest memory.max or memory.high
+  // (kMemoryBudgetAuto), none (0), or this many bytes.
+  static constexpr uint64_t kMemoryBudgetAuto = UINT64_MAX;
+  uint64_t memory_budget = kMemoryBudgetAuto;
   double max_stat_reads_per_second = 0;  // host-wide read budget; 0: unlimited
   std::vector<Glob> include;  // empty: everything
   std::vector<Glob> exclude;

@@ -128,6 +128,21 @@ class Loader {
     fail(n, key, "must be a size string such as \"4MiB\", \"auto\", or an integer number of bytes");
   }
 
+  // collector.memory_budget: "auto" (the daemon's own limit), "off", or a
+  // size of at least the daemon's base reserve.
+  uint64_t memory_budget(const toml::node& n) const {
+    const std::string key = "collector.memory_budget";
+    if (auto s = n.as_string()) {
+      if (s->get() == "auto") return CollectorConfig::kMemoryBudgetAuto;
+      if (s->get() == "off") return 0;
+      const auto v = parse_size(s->get());
+      if (!v) fail(n, key, "invalid size \"" + s->get() + "\" (e.g. \"512MiB\", \"auto\" or \"off\")");
+      if (*v < (32u << 20)) fail(n, key, "must be at least 32MiB (the daemon's own needs come first)");
+      return *v;
+    }
+    fail(n, key, "must be \"auto\", \"off\" or a size string such as \"512MiB\"");
+  }
+
   int64_t integer(const toml::node& n, const std::string& key, int64_t lo, int64_t hi) const {
     auto i = n.as_integer();
     if (!i) fail(n, key, "must be an integer");
@@ -179,7 +194,7 @@ class Loader {
 
   void load_collector(const toml::table& t, CollectorConfig& c) const {
     check_keys(t, "collector", {"root", "probe_interval", "rescan_interval", "limits_max_age", "max_depth", "max_cgroups",
-                                "max_stat_reads_per_second", "include", "exclude"});
+                                "memory_budget", "max_stat_reads_per_second", "include", "exclude"});
     if (auto* n = t.get("max_stat_reads_per_second")) {
       auto v = n->value<double>();
       if (!(n->is_number()) || !v || *v < 0 || *v > 1e9)
@@ -197,6 +212,7 @@ class Loader {
     if (auto* n = t.get("max_depth")) c.max_depth = static_cast<int>(integer(*n, "collector.max_depth", 0, 64));
     if (auto* n = t.get("max_cgroups"))
       c.max_cgroups = static_cast<uint64_t>(integer(*n, "collector.max_cgroups", 1, 10'000'000));
+    if (auto* n = t.get("memory_budget")) c.memory_budget = memory_budget(*n);
     if (auto* n = t.get("include")) c.include = globs(*n, "collector.include");
     if (auto* n = t.get("exclude")) c.exclude = globs(*n, "collector.exclude");
   }
@@ -384,7 +400,10 @@ std::string describe(const Config& c) {
     << " probe_interval=" << format_duration(c.collector.probe_interval)
     << " rescan_interval=" << format_duration(c.collector.rescan_interval)
     << " limits_max_age=" << format_duration(c.collector.limits_max_age)
-    << " max_depth=" << c.collector.max_depth << " max_cgroups=" << c.collector.max_cgroups
+    << " max_depth=" << c.collector.max_depth << " max_cgroups=" << c.collector.max_cgroups << " memory_budget="
+    << (c.collector.memory_budget == CollectorConfig::kMemoryBudgetAuto ? std::string("auto")
+        : c.collector.memory_budget == 0                                ? std::string("off")
+                                                                         : format_size(c.collector.memory_budget))
     << " max_stat_reads_per_second=" << (c.collector.max_stat_reads_per_second > 0 ? std::to_string(c.collector.max_stat_reads_per_second) : "off") << "\n";
   o << "  include:";
   if (c.collector.include.empty()) o << " (everything)";

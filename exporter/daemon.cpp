@@ -116,6 +116,13 @@ class ReportLog {
                   std::to_string(kMinFdsPerCgroup) + " each) do not fit in the fd budget (" +
                   std::to_string(s.cgroup_fd_budget) + " of RLIMIT_NOFILE " + std::to_string(fd_limit_) +
                   "); the collected ones stay, the rest are added as room frees up. Raise LimitNOFILE= (docs/operations.md: Sizing)");
+    if (r.left_out.memory_budget > 0 && left_out_.memory_budget == 0)
+      log_warning(std::to_string(r.left_out.memory_budget) + " cgroups are not collected: their descriptors (" +
+                  std::to_string(kMinFdsPerCgroup) + " each, " + std::to_string(cgroupfs::kMemoryPerFd >> 10) +
+                  " KiB apiece) do not fit in the daemon's memory limit (" + std::to_string(s.memory_budget >> 20) +
+                  " MiB: " + std::to_string(s.cgroup_fd_budget) + " descriptors after " +
+                  std::to_string(cgroupfs::kBaseMemoryReserve >> 20) + " MiB for the daemon); the collected ones stay, the rest are added as room frees up. "
+                  "Raise MemoryMax= or the pod's memory limit (docs/operations.md: Sizing)");
     if (r.left_out.fds_exhausted > 0 && left_out_.fds_exhausted == 0)
       log_warning(std::to_string(r.left_out.fds_exhausted) +
                   " cgroups are not collected now: the kernel refused descriptors (EMFILE, ENFILE or ENOMEM); "
@@ -164,6 +171,32 @@ std::string describe_ports(const HttpServer& http) {
   return out;
 }
 
+// The memory limit the collected cgroups' descriptors are held within: the
+// configuration's collector.memory_budget, or the daemon's own cgroup's
+// (read at start and at every reload, so a changed MemoryMax= is followed
+// after a SIGHUP). Said once each time; an unknown limit leaves RLIMIT_NOFILE
+// alone to size the collection.
+void apply_memory_budget(const config::CollectorConfig& c, Collector& collector) {
+  uint64_t bytes = c.memory_budget;
+  std::string source = "collector.memory_budget";
+  if (bytes == config::CollectorConfig::kMemoryBudgetAuto) {
+    bytes = 0;
+    const auto own = cgroupfs::own_memory_limit();
+    if (!own.ok())
+      log_notice("the daemon's own memory limit is unknown (" + own.message() + "): the collection is sized by RLIMIT_NOFILE only");
+    else if (own.value()) {
+      bytes = own.value()->bytes;
+      source = own.value()->file;
+    }
+  }
+  collector.set_memory_budget(bytes);
+  if (bytes == 0) return;
+  const uint64_t fds = cgroupfs::memory_fd_budget(bytes);
+  log_info("memory limit " + std::to_string(bytes >> 20) + " MiB (" + source + "): room for " + std::to_string(fds) +
+           " cgroup descriptors, about " + std::to_string(fds / kMaxFdsPerCgroup) + " to " +
+           std::to_string(fds / kMinFdsPerCgroup) + " cgroups");
+}
+
 // SIGHUP: the configuration file, then the web config file. A bad file keeps
 // what runs (and says so in memcg_exporter_reload_success).
 void reload(const Options& opts, Collector& collector, Backend& backend, PassSchedule& schedule, HttpServer& http) {
@@ -173,6 +206,7 @@ void reload(const Options& opts, Collector& collector, Backend& backend, PassSch
     if (!r.restart_needed.empty()) log_warning(r.restart_needed + " take effect at the next restart");
     schedule.set_interval(r.config->collector.probe_interval);
     collector.set_config(*r.config);
+    apply_memory_budget(r.config->collector, collector);
     backend.set_config(std::move(*r.config));
     backend.status().reload_ok.store(true);
     backend.status().reload_success_unix.store(unix_now());
@@ -368,6 +402,7 @@ int run_daemon(const Options& opts, config::Config cfg, const std::string& root,
   // The cgroups get what the rest of the daemon cannot need; the web server's
   // share follows its configuration, which a reload does not change.
   collector.set_fd_budget(cgroupfs::cgroup_fd_budget(fds.soft, cgroupfs::kBaseFdReserve + web_fd_reserve(web)));
+  apply_memory_budget(cfg.collector, collector);
   Backend backend(collector, cfg, clock);
   backend.status().reload_success_unix.store(unix_now());
   std::unique_ptr<HttpServer> http;

@@ -298,7 +298,8 @@ void CgroupTable::admit(const std::string& root, cgroupfs::WalkResult& found, Re
     // Room ran short: the polled extras go to no one added after (see shedding).
     commit(batch, r, report, a.next == r.fresh.size());
     if (a.next == from) {
-      left_out_.fd_budget += r.fresh.size() - a.next;  // no room for the next: none for the rest
+      // No room for the next: none for the rest.
+      (memory_fds_ < rlimit_fds_ ? left_out_.memory_budget : left_out_.fd_budget) += r.fresh.size() - a.next;
       break;
     }
   }

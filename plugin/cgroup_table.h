@@ -5,6 +5,7 @@
 // cgroup (path and inode) does.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -128,8 +129,17 @@ class CgroupTable {
   // tried again at every rescan, so they come in as room frees up.
   void rescan(const std::string& root, const config::Config& config, PassReport& report, Counters& counters);
   // Descriptors the table may hold (directories and kept files); unlimited
-  // by default. The daemon derives it from RLIMIT_NOFILE (fd_budget.h).
-  void set_fd_budget(uint64_t max_fds) noexcept { fd_budget_ = max_fds; }
+  // by default. The daemon derives one budget from RLIMIT_NOFILE (rlimit.h)
+  // and one from its own memory limit (own_memory.h); the lower one holds,
+  // and cgroups left out for want of room count under its reason.
+  void set_fd_budget(uint64_t max_fds) noexcept {
+    rlimit_fds_ = max_fds;
+    fd_budget_ = std::min(rlimit_fds_, memory_fds_);
+  }
+  void set_memory_fd_budget(uint64_t max_fds) noexcept {
+    memory_fds_ = max_fds;
+    fd_budget_ = std::min(rlimit_fds_, memory_fds_);
+  }
   // The kernel resets memory.peak per open file (6.12+): cgroups opened
   // from now on get it for reading and writing where they may, so that the
   // one-minute high sees the peak between two reads.
@@ -254,6 +264,7 @@ class CgroupTable {
   bool root_ok_ = true;
   uint64_t limited_ = 0, no_memory_ = 0;
   uint64_t fd_budget_ = UINT64_MAX, open_fds_ = 0;
+  uint64_t rlimit_fds_ = UINT64_MAX, memory_fds_ = UINT64_MAX;  // fd_budget_ is the lower
   bool peak_reset_ = false;
   LeftOut left_out_;
   // The rules the entries' settings came from, and how many cgroups the last

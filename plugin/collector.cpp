@@ -460,6 +460,7 @@ void Collector::fill(Snapshot& snap) {
   snap.left_out = table_.left_out();
   snap.cgroup_fds = table_.open_fds();
   snap.cgroup_fd_budget = table_.fd_budget();
+  snap.memory_budget = memory_budget_;
   snap.read_errors = counters_.read_errors;
   snap.file_reads = counters_.file_reads;
   snap.parse_errors = counters_.parse_errors;

@@ -21,6 +21,7 @@
 #include "plugin/cgroup_reader.h"
 #include "plugin/cgroup_table.h"
 #include "plugin/cgroupfs/file_io.h"
+#include "plugin/cgroupfs/own_memory.h"
 #include "plugin/clock.h"
 #include "plugin/pass_report.h"
 #include "plugin/publication.h"
@@ -85,6 +86,14 @@ class Collector {
   // Descriptors the collected cgroups may hold (CgroupTable::set_fd_budget);
   // from the thread that runs passes, effective at the next rescan.
   void set_fd_budget(uint64_t max_fds) noexcept { table_.set_fd_budget(max_fds); }
+  // The memory limit the collected cgroups' descriptors are held within
+  // (cgroupfs::memory_fd_budget; 0: none): the daemon's own, or the
+  // configuration's collector.memory_budget. Likewise effective at the next
+  // rescan; collected cgroups are never dropped for it.
+  void set_memory_budget(uint64_t bytes) noexcept {
+    memory_budget_ = bytes;
+    table_.set_memory_fd_budget(bytes ? cgroupfs::memory_fd_budget(bytes) : UINT64_MAX);
+  }
   // What the kernel is (cgroupfs::probe_kernel), served with every snapshot
   // from the next one on; from the thread that runs passes.
   void set_kernel(std::shared_ptr<const cgroupfs::KernelFacts> k) noexcept {
@@ -184,6 +193,7 @@ class Collector {
 
   std::shared_ptr<const std::vector<std::shared_ptr<const config::Settings>>> rules_;  // config_.resolved()
   std::shared_ptr<const cgroupfs::KernelFacts> kernel_;
+  uint64_t memory_budget_ = 0;  // set_memory_budget's bytes, served in snapshots
   std::shared_ptr<const Roster> roster_;  // the table's ids and settings as of roster_generation_
   uint64_t roster_generation_ = 0;
   runtime::IdentitySources identity_;  // hook records and Engine APIs, bound to their cgroups

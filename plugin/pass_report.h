@@ -20,9 +20,10 @@ namespace memcg {
 // had no room for them, or the kernel refused the descriptors (EMFILE,
 // ENFILE, ENOMEM). collector.max_cgroups is counted apart (`limited`).
 struct LeftOut {
-  uint64_t fd_budget = 0;
-  uint64_t fds_exhausted = 0;
-  uint64_t total() const noexcept { return fd_budget + fds_exhausted; }
+  uint64_t fd_budget = 0;      // no room under RLIMIT_NOFILE
+  uint64_t memory_budget = 0;  // no room under the daemon's own memory limit
+  uint64_t fds_exhausted = 0;  // the kernel refused a descriptor
+  uint64_t total() const noexcept { return fd_budget + memory_budget + fds_exhausted; }
   bool operator==(const LeftOut&) const = default;
 };
 

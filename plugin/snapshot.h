@@ -144,6 +144,7 @@ struct Snapshot {
   Duration rescan_cpu{0}, probe_cpu{0}, read_cpu{0}, wait_cpu{0};  // collector CPU by phase since start
   uint64_t cgroup_fds = 0;          // descriptors the collected cgroups hold
   uint64_t cgroup_fd_budget = UINT64_MAX;  // ... and may hold (UINT64_MAX: no budget set)
+  uint64_t memory_budget = 0;       // the memory limit that budget is held within (0: none)
   uint64_t limits_watched = 0;      // cgroups whose limit files are watched: limits re-read only after a write
   uint64_t events_polled = 0;       // cgroups whose memory.events is read only when the kernel flags a change
   uint64_t event_wakeups = 0, event_wakeup_reads = 0;  // Counters' of the same names

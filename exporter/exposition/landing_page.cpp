@@ -143,7 +143,15 @@ std::string summary_table(const Snapshot& snap, const config::Config& cfg, TimeP
   h += "<tr><td>cgroup2 root</td><td>" + html_escape(snap.root) + "</td></tr>\n";
   h += "<tr><td>cgroups collected</td><td id=\"cgroup-count\">" + std::to_string(snap.cgroups.size()) +
        (snap.cgroups_limited ? " <span class=\"warn\">(" + std::to_string(snap.cgroups_limited) + " left out by max_cgroups)</span>" : "") +
-       (snap.left_out.total() ? " <span class=\"warn\">(" + std::to_string(snap.left_out.total()) + " left out for want of file descriptors: raise LimitNOFILE=)</span>" : "") +
+       (snap.left_out.fd_budget + snap.left_out.fds_exhausted
+            ? " <span class=\"warn\">(" + std::to_string(snap.left_out.fd_budget + snap.left_out.fds_exhausted) +
+                  " left out for want of file descriptors: raise LimitNOFILE=)</span>"
+            : "") +
+       (snap.left_out.memory_budget
+            ? " <span class=\"warn\">(" + std::to_string(snap.left_out.memory_budget) +
+                  " left out to stay within the daemon's memory limit of " + fmt("%.0f MiB", static_cast<double>(snap.memory_budget) / (1 << 20)) +
+                  ": raise MemoryMax= or the pod's limit)</span>"
+            : "") +
        "</td></tr>\n";
   h += "<tr><td>collection passes</td><td>" + std::to_string(snap.pass) + ", last " + last + ", took " +
        fmt("%.1f ms", to_seconds(snap.pass_duration) * 1e3) + "</td></tr>\n";

@@ -300,9 +300,10 @@ const MetricDef kTable[] = {
    "Cgroups left out because collector.max_cgroups was reached.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.snap.cgroups_limited)); }},
   {"memcg_exporter_cgroups_left_out", Profile::lean, MetricType::Gauge, "reason",
-   "Cgroups found at the last rescan but not collected for want of descriptors: reason fd_budget (no room left under RLIMIT_NOFILE; raise LimitNOFILE=) or fds_exhausted (the kernel refused: EMFILE, ENFILE, ENOMEM). Collected cgroups are never dropped for this; these are added as room frees up.", nullptr,
+   "Cgroups found at the last rescan but not collected for want of descriptors: reason fd_budget (no room left under RLIMIT_NOFILE; raise LimitNOFILE=), memory_budget (their descriptors' kernel memory would not fit in the daemon's own memory limit; raise MemoryMax= or the pod's memory limit) or fds_exhausted (the kernel refused: EMFILE, ENFILE, ENOMEM). Collected cgroups are never dropped for this; these are added as room frees up.", nullptr,
    [](const Ctx& x, Sink& s) {
      s.add(d(x.snap.left_out.fd_budget), {{"reason", "fd_budget"}});
+     s.add(d(x.snap.left_out.memory_budget), {{"reason", "memory_budget"}});
      s.add(d(x.snap.left_out.fds_exhausted), {{"reason", "fds_exhausted"}});
    }},
   {"memcg_exporter_engine_lookups_total", Profile::lean, MetricType::Counter, "engine,result",
@@ -334,8 +335,11 @@ const MetricDef kTable[] = {
    "Descriptors the collected cgroups hold open (their directories and kept files).", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.snap.cgroup_fds)); }},
   {"memcg_exporter_cgroup_max_fds", Profile::lean, MetricType::Gauge, "",
-   "Descriptors the collected cgroups may hold: RLIMIT_NOFILE minus what the web server and the rest of the daemon may need. Absent when no budget is set.", nullptr,
+   "Descriptors the collected cgroups may hold: RLIMIT_NOFILE minus what the web server and the rest of the daemon may need, or what memcg_exporter_memory_budget_bytes allows (24 MiB for the daemon, then 8 KiB per descriptor), whichever is lower. Absent when no budget is set.", nullptr,
    [](const Ctx& x, Sink& s) { if (x.snap.cgroup_fd_budget != UINT64_MAX) s.add(d(x.snap.cgroup_fd_budget)); }},
+  {"memcg_exporter_memory_budget_bytes", Profile::lean, MetricType::Gauge, "",
+   "The memory limit the daemon sizes what it collects by: its own cgroup's lowest memory.max or memory.high (collector.memory_budget = \"auto\"), or the configured size. Absent when there is none.", nullptr,
+   [](const Ctx& x, Sink& s) { if (x.snap.memory_budget) s.add(d(x.snap.memory_budget)); }},
   {"memcg_exporter_cgroups_without_memory", Profile::lean, MetricType::Gauge, "",
    "Cgroup directories skipped because the memory controller is not enabled there.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.snap.cgroups_no_memory)); }},

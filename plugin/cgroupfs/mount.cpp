@@ -33,26 +33,30 @@ std::string unescape_octal(std::string_view s) {
 
 }  // namespace
 
-std::optional<std::string> find_cgroup2_in_mountinfo(std::string_view text) {
+std::vector<Cgroup2Mount> cgroup2_mounts_in_mountinfo(std::string_view text) {
+  std::vector<Cgroup2Mount> out;
   std::string_view line;
   while (parse::next_line(text, line)) {
     // id parent maj:min root mountpoint opts [optional...] - fstype source superopts
     const size_t sep = line.find(" - ");
-    if (sep == std::string_view::npos) continue;
-    std::string_view after = line.substr(sep + 3);
-    if (!after.starts_with("cgroup2 ")) continue;
+    if (sep == std::string_view::npos || !line.substr(sep + 3).starts_with("cgroup2 ")) continue;
+    std::string_view fields[5];
     std::string_view before = line.substr(0, sep);
-    size_t pos = 0;
-    for (int field = 0; field < 4; ++field) {
-      pos = before.find(' ', pos);
-      if (pos == std::string_view::npos) break;
-      ++pos;
+    int n = 0;
+    for (; n < 5 && !before.empty(); ++n) {
+      const size_t sp = before.find(' ');
+      fields[n] = before.substr(0, sp);
+      before = sp == std::string_view::npos ? std::string_view{} : before.substr(sp + 1);
     }
-    if (pos == std::string_view::npos) continue;
-    const size_t end = before.find(' ', pos);
-    return unescape_octal(before.substr(pos, end == std::string_view::npos ? end : end - pos));
+    if (n == 5) out.push_back({unescape_octal(fields[3]), unescape_octal(fields[4])});
   }
-  return std::nullopt;
+  return out;
+}
+
+std::optional<std::string> find_cgroup2_in_mountinfo(std::string_view text) {
+  auto mounts = cgroup2_mounts_in_mountinfo(text);
+  if (mounts.empty()) return std::nullopt;
+  return std::move(mounts.front().mountpoint);
 }
 
 std::optional<std::string> find_cgroup2_mount(const std::string& mountinfo_path) {

@@ -6,10 +6,20 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "plugin/error.h"
 
 namespace memcg::cgroupfs {
+
+// A cgroup2 mount: the cgroup directory it shows (`root`, as mountinfo's
+// fourth field gives it: relative to the reader's cgroup namespace, "/.."
+// and below for one outside it) at `mountpoint`.
+struct Cgroup2Mount {
+  std::string root, mountpoint;
+};
+// Every cgroup2 mount in a /proc/<pid>/mountinfo text, in its order.
+std::vector<Cgroup2Mount> cgroup2_mounts_in_mountinfo(std::string_view mountinfo);
 
 // The mount point of the first cgroup2 filesystem in a /proc/<pid>/mountinfo
 // text (octal escapes such as \040 decoded), or nullopt.

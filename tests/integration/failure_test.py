@@ -115,6 +115,17 @@ ls -A {records}
     assert "No space left on device" in r.stderr, r.stderr
     assert r.stdout.split("hook-exit=0")[1].split() == ["filler"], "no record, no temporary file left: " + r.stdout
 
+def pods_tree(n):
+    """The fixture tree with kubepods.slice and n pods in it, each a copy of CG."""
+    tree = Tree(args.fixture)
+    template = os.path.join(tree.root, CG)
+    for i in range(n):
+        shutil.copytree(template, os.path.join(tree.root, "kubepods.slice", f"pod{i:03}"))
+    for f in ("memory.stat", "memory.current", "memory.events", "cgroup.procs"):
+        if os.path.exists(os.path.join(template, f)):
+            shutil.copy(os.path.join(template, f), os.path.join(tree.root, "kubepods.slice"))
+    return tree
+
 def cgroup_paths(m):
     """The collected cgroups: removed ones keep their info a while, marked."""
     removed = {dict(l)["cgroup_id"] for (n, l), v in m.items() if n == "memcg_cgroup_removed_timestamp_seconds"}
@@ -125,14 +136,7 @@ def test_fd_budget_holds_a_stable_set_under_prlimit():
     # 300 pods under a limit that fits ~80 of them. 0.1 collected ~60 % and
     # dropped and re-added the rest at every rescan (their rates restarting);
     # now the collected set stays put, the rest are counted and said once.
-    tree = Tree(args.fixture)
-    template = os.path.join(tree.root, CG)
-    for i in range(300):
-        shutil.copytree(template, os.path.join(tree.root, "kubepods.slice", f"pod{i:03}"))
-    shutil.copy(os.path.join(template, "memory.stat"), os.path.join(tree.root, "kubepods.slice"))
-    for f in ("memory.current", "memory.events", "cgroup.procs"):
-        if os.path.exists(os.path.join(template, f)):
-            shutil.copy(os.path.join(template, f), os.path.join(tree.root, "kubepods.slice"))
+    tree = pods_tree(300)
     cfg = FAST + '[metrics]\nprofile = "full"\n'
     with Exporter(args.exporter, tree.root, write_config(cfg), prefix=("prlimit", "--nofile=600:600")) as ex:
         ex.wait_passes(2)
@@ -163,6 +167,29 @@ def test_fd_budget_holds_a_stable_set_under_prlimit():
                     "waiting cgroups take the freed room")
         after = cgroup_paths(ex.metrics())
         assert len(after) == len(collected) and not set(gone) & set(after)
+        assert ex.proc.poll() is None
+
+def test_memory_budget_from_config_leaves_out_what_would_not_fit():
+    # collector.memory_budget as a size (what "auto" takes from the daemon's
+    # own cgroup, checked on a real kernel in the systemd guest): 32 MiB is
+    # 24 for the daemon and 1,024 descriptors of 8 KiB, well short of 300 pods.
+    tree = pods_tree(300)
+    cfg = FAST + 'memory_budget = "32MiB"\n'  # FAST's [collector] table
+    with Exporter(args.exporter, tree.root, write_config(cfg)) as ex:
+        ex.wait_passes(2)
+        m = ex.metrics()
+        assert m[("memcg_exporter_memory_budget_bytes", ())] == 32 << 20, m
+        assert m[("memcg_exporter_cgroup_max_fds", ())] == 1024
+        assert m[("memcg_exporter_cgroup_open_fds", ())] <= 1024
+        left = m[("memcg_exporter_cgroups_left_out", (("reason", "memory_budget"),))]
+        collected = cgroup_paths(m)
+        assert 50 < len(collected) < 300 and left > 0 and len(collected) + left >= 300, (len(collected), left)
+        assert m[("memcg_exporter_cgroups_left_out", (("reason", "fd_budget"),))] == 0
+        assert "memory limit 32 MiB (collector.memory_budget): room for 1024 cgroup descriptors" in ex.logs(), ex.logs()[-2000:]
+        ex.wait_for(lambda: ex.metrics()[("memcg_exporter_last_rescan_timestamp_seconds", ())] >
+                    m[("memcg_exporter_last_rescan_timestamp_seconds", ())], "a rescan")
+        assert cgroup_paths(ex.metrics()) == collected, "the collected set flapped"
+        assert ex.logs().count("do not fit in the daemon's memory limit") == 1, ex.logs()[-2000:]
         assert ex.proc.poll() is None
 
 def test_sigterm_during_a_pass():

@@ -664,6 +664,43 @@ TEST_F(CollectorTest, FdBudgetKeepsAStableSetAndFillsFreedRoom) {
   EXPECT_EQ(r.left_out.fd_budget, all - 1 - 4);
 }
 
+// The daemon's own memory limit caps the descriptors too: where it is the
+// lower budget, the cgroups without room are counted under memory_budget
+// (and under fd_budget where RLIMIT_NOFILE's is lower); off, it caps nothing.
+TEST_F(CollectorTest, MemoryBudgetCapsLikeTheFdBudgetAndSaysWhich) {
+  tree.add("b/z", spec(1 << 20));
+  auto c = make();
+  const size_t all = 6;  // "/", a, a/x, a/y, b, b/z
+  const uint64_t three = cgroupfs::kBaseMemoryReserve + 3 * kMinFdsPerCgroup * cgroupfs::kMemoryPerFd;
+  ASSERT_EQ(cgroupfs::memory_fd_budget(three), 3 * kMinFdsPerCgroup);
+  c->set_fd_budget(5 * kMinFdsPerCgroup);
+  c->set_memory_budget(three);
+  auto r = pass(*c);
+  EXPECT_EQ(c->latest()->cgroups.size(), 3u);
+  EXPECT_EQ(r.left_out.memory_budget, all - 3);
+  EXPECT_EQ(r.left_out.fd_budget, 0u);
+  EXPECT_EQ(c->latest()->cgroup_fd_budget, 3 * kMinFdsPerCgroup);
+  EXPECT_EQ(c->latest()->memory_budget, three);
+  EXPECT_TRUE(has(*c, "/") && has(*c, "a") && has(*c, "b")) << "shallowest first";
+  // A larger limit (a reload after MemoryMax= was raised): RLIMIT_NOFILE's
+  // budget binds now, the collected three stay and two more come in.
+  c->set_memory_budget(three * 4);
+  c->set_config(cfg);
+  r = pass(*c);
+  EXPECT_EQ(c->latest()->cgroups.size(), 5u);
+  EXPECT_EQ(r.removed, 0u);
+  EXPECT_EQ(r.left_out.memory_budget, 0u);
+  EXPECT_EQ(r.left_out.fd_budget, all - 5);
+  // No limit: RLIMIT_NOFILE's alone.
+  c->set_memory_budget(0);
+  c->set_fd_budget(UINT64_MAX);
+  c->set_config(cfg);
+  r = pass(*c);
+  EXPECT_EQ(c->latest()->cgroups.size(), all);
+  EXPECT_EQ(r.left_out.total(), 0u);
+  EXPECT_EQ(c->latest()->memory_budget, 0u);
+}
+
 // Descriptors are the lowest free ones: every slot up to one above the
 // highest open descriptor taken, so that the next ones opened are in order.
 static std::vector<sys::UniqueFd> take_free_slots() {

@@ -153,6 +153,19 @@ TEST(Config, ErrorsCarryExactPositions) {
   expect_error("[collector\nmax_depth = 1\n", 1, 11, "", "");
 }
 
+// collector.memory_budget: the daemon's own limit by default, off, or a
+// size no smaller than what the daemon needs for itself.
+TEST(Config, MemoryBudgetIsAutoOffOrASize) {
+  EXPECT_EQ(load("").collector.memory_budget, CollectorConfig::kMemoryBudgetAuto);
+  EXPECT_EQ(load("[collector]\nmemory_budget = \"auto\"\n").collector.memory_budget, CollectorConfig::kMemoryBudgetAuto);
+  EXPECT_EQ(load("[collector]\nmemory_budget = \"off\"\n").collector.memory_budget, 0u);
+  EXPECT_EQ(load("[collector]\nmemory_budget = \"512MiB\"\n").collector.memory_budget, 512u << 20);
+  expect_error("[collector]\nmemory_budget = \"1MiB\"\n", 2, 17, "collector.memory_budget", "at least 32MiB");
+  expect_error("[collector]\nmemory_budget = \"lots\"\n", 2, 17, "collector.memory_budget", "invalid size");
+  expect_error("[collector]\nmemory_budget = 1073741824\n", 2, 17, "collector.memory_budget", "must be \"auto\"");
+  EXPECT_NE(describe(load("[collector]\nmemory_budget = \"1GiB\"\n")).find("memory_budget=1GiB"), std::string::npos);
+}
+
 TEST(Config, MissingFileIsAConfigError) {
   try {
     load_file("/nonexistent/memcg.toml", kHost);

@@ -588,6 +588,14 @@ proc_limited() {
   echo "memory.max=$(cat "$cg/memory.max") memory.current=$(cat "$cg/memory.current")"
   [ "$(cat "$cg/memory.max")" = "$IMG_MEMORY_LIMIT" ]
 }
+# The exporter sizes what it collects by that limit, found from inside its
+# container (its own cgroup through the runtime's /sys/fs/cgroup mount).
+budget_is_limit() {
+  local b
+  b=$(metrics | awk '$1 == "memcg_exporter_memory_budget_bytes" {print $2}')
+  echo "memcg_exporter_memory_budget_bytes=$b"
+  [ "$b" = "$IMG_MEMORY_LIMIT" ]
+}
 # /metrics answers with cgroups, and containerd's API is connected.
 serving() {
   for _ in $(seq 60); do
@@ -605,6 +613,7 @@ image_checks() {
   check image "$rt" hardened proc_hardened "$pid"
   check image "$rt" memory-limit proc_limited "$pid"
   check image "$rt" serves serving
+  check image "$rt" memory-budget budget_is_limit
   image_named "$rt" "$app_i" names-pod "container_name=$(ctr_field "$app_i" io.kubernetes.container.name)" \
     "pod=$(ctr_field "$app_i" io.kubernetes.pod.name)" "namespace=$(ctr_field "$app_i" io.kubernetes.pod.namespace)"
   image_named "$rt" "$pm_i" names-hook container_name=img-neighbour pod=crio-0 namespace=shop "image=$img"

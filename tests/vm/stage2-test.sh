@@ -76,10 +76,38 @@ check watchdog-new-pid sh -c "test \"\$(systemctl show -p MainPID --value $unit)
 check watchdog-in-journal sh -c "journalctl -u $unit --no-pager -o cat | grep -qi 'watchdog timeout'"
 check serves-after-restart wait_for 20 curl -sf http://127.0.0.1:9756/-/ready -o /dev/null
 
+# Its own memory limit: under MemoryMax=40M with 1,000 more cgroups (each
+# costs the daemon ~57 KiB, mostly kernel memory for its kept files) it
+# collects what fits, says why the rest wait, and is not OOM-killed (before
+# it was, at every start: 11 restarts in 90 s).
+echo +memory > /sys/fs/cgroup/cgroup.subtree_control
+mkdir -p /sys/fs/cgroup/membudget
+echo +memory > /sys/fs/cgroup/membudget/cgroup.subtree_control
+for i in $(seq 1000); do mkdir -p /sys/fs/cgroup/membudget/c$i; done
+mkdir -p "/etc/systemd/system/$unit.d"
+printf '[Service]\nMemoryMax=40M\n' > "/etc/systemd/system/$unit.d/memory-budget-test.conf"
+systemctl daemon-reload
+systemctl restart "$unit"
+restarts=$(prop NRestarts)
+left_out() { metric 'memcg_exporter_cgroups_left_out{reason="memory_budget"}'; }
+many_left_out() { test "$(left_out)" -gt 500 2>/dev/null; }
+no_oom_kill() {
+  test "$(prop NRestarts)" = "$restarts" && systemctl is-active --quiet "$unit" &&
+    ! grep -q '^oom_kill [1-9]' "/sys/fs/cgroup/system.slice/$unit/memory.events"
+}
+check memory-budget-own-limit wait_for 30 sh -c "curl -sf http://127.0.0.1:9756/metrics | grep -q '^memcg_exporter_memory_budget_bytes 41943040$'"
+check memory-budget-left-out wait_for 30 many_left_out
+sleep 20  # two rescans and the scrapes above: the daemon at its steady size
+check memory-budget-no-oom-kill no_oom_kill
+check memory-budget-in-journal sh -c "journalctl -u $unit --no-pager -o cat | grep -q \"do not fit in the daemon's memory limit (40 MiB\""
+echo "STAGE2 memory budget: $(metric memcg_exporter_cgroups) collected, $(left_out) left out, $(metric memcg_exporter_cgroup_open_fds) of $(metric memcg_exporter_cgroup_max_fds) descriptors; the service's memory.current $(cat /sys/fs/cgroup/system.slice/$unit/memory.current), peak $(cat /sys/fs/cgroup/system.slice/$unit/memory.peak 2>/dev/null), $(grep '^oom_kill ' /sys/fs/cgroup/system.slice/$unit/memory.events)"
+
 # A clean stop.
 check stop systemctl stop "$unit"
 check stopped-cleanly sh -c "test \"\$(systemctl show -p ActiveState --value $unit)\" = inactive && test \"\$(systemctl show -p Result --value $unit)\" = success"
 check stop-in-journal sh -c "journalctl -u $unit --no-pager -o cat | grep -q 'shutting down'"
+rm -f "/etc/systemd/system/$unit.d/memory-budget-test.conf"
+for i in $(seq 1000); do rmdir /sys/fs/cgroup/membudget/c$i; done
 
 echo "--- journal of $unit"
 journalctl -u "$unit" --no-pager -o short-monotonic | tail -n 25
