@@ -12,8 +12,14 @@ vm_packages() {
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   vm_log "installing ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # One install at a time: guests may start side by side (packaging/run-tests
+  # runs the OOM checks of both kernels at once), and apt-get fails at once
+  # on a lock another holds.
+  (
+    flock 9
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  ) 9>/var/lock/memcg-vm-packages.lock
 }
 
 # The kernel the guests boot: MEMCG_VM_KERNEL=6.1 (default: Debian 12's cloud
