@@ -319,12 +319,12 @@ std::vector<CgroupTable::Opening> CgroupTable::open_directories(const std::strin
     // Shedding kept_if_room fds goes on from the last entry down: once room
     // ran short, nothing added after holds them (room for all of them does
     // not come back within the rescan), so each entry is visited once.
-    if (open_fds_ + kMinFdsPerCgroup > fd_budget_) {
+    if (open_fds_ + kMinFdsPerCgroup > fd_budget()) {
       if (a.shed_from == SIZE_MAX) a.shed_from = r.next.size();
-      while (open_fds_ + kMinFdsPerCgroup > fd_budget_ && a.shed_from > 0)
+      while (open_fds_ + kMinFdsPerCgroup > fd_budget() && a.shed_from > 0)
         open_fds_ -= close_kept_if_room(r.next[--a.shed_from]);
     }
-    if (open_fds_ + kMinFdsPerCgroup > fd_budget_) break;
+    if (open_fds_ + kMinFdsPerCgroup > fd_budget()) break;
     Opening o;
     if (const int err = open_directory(root, found.cgroups[r.fresh[a.next]], o.e, report); err != 0) {
       // Gone since the walk, or unreadable (reported): retried next rescan.
@@ -354,7 +354,7 @@ void CgroupTable::commit(std::vector<Opening>& batch, Reconciled& r, PassReport&
     CgroupEntry& e = o.e;
     // The polled extras only where the budget has room; one that cannot be
     // opened now is read another way (cgroup_files.h).
-    if (extras && open_fds_ + kMaxFdsPerCgroup <= fd_budget_)
+    if (extras && open_fds_ + kMaxFdsPerCgroup <= fd_budget())
       for (const CgroupFile& file : kCgroupFiles)
         if (file.access == FileAccess::kept_if_room)
           if (auto fd = cgroupfs::open_at(e.dir.get(), file.name.data()); fd.ok())

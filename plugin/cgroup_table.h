@@ -132,14 +132,8 @@ class CgroupTable {
   // by default. The daemon derives one budget from RLIMIT_NOFILE (rlimit.h)
   // and one from its own memory limit (own_memory.h); the lower one holds,
   // and cgroups left out for want of room count under its reason.
-  void set_fd_budget(uint64_t max_fds) noexcept {
-    rlimit_fds_ = max_fds;
-    fd_budget_ = std::min(rlimit_fds_, memory_fds_);
-  }
-  void set_memory_fd_budget(uint64_t max_fds) noexcept {
-    memory_fds_ = max_fds;
-    fd_budget_ = std::min(rlimit_fds_, memory_fds_);
-  }
+  void set_fd_budget(uint64_t max_fds) noexcept { rlimit_fds_ = max_fds; }
+  void set_memory_fd_budget(uint64_t max_fds) noexcept { memory_fds_ = max_fds; }
   // The kernel resets memory.peak per open file (6.12+): cgroups opened
   // from now on get it for reading and writing where they may, so that the
   // one-minute high sees the peak between two reads.
@@ -194,7 +188,7 @@ class CgroupTable {
   uint64_t limited() const noexcept { return limited_; }
   uint64_t no_memory() const noexcept { return no_memory_; }
   uint64_t open_fds() const noexcept { return open_fds_; }
-  uint64_t fd_budget() const noexcept { return fd_budget_; }
+  uint64_t fd_budget() const noexcept { return std::min(rlimit_fds_, memory_fds_); }
   const LeftOut& left_out() const noexcept { return left_out_; }
   // Changes whenever the set of entries, their order or their settings do.
   uint64_t generation() const noexcept { return generation_; }
@@ -263,8 +257,8 @@ class CgroupTable {
   std::vector<int> parents_;
   bool root_ok_ = true;
   uint64_t limited_ = 0, no_memory_ = 0;
-  uint64_t fd_budget_ = UINT64_MAX, open_fds_ = 0;
-  uint64_t rlimit_fds_ = UINT64_MAX, memory_fds_ = UINT64_MAX;  // fd_budget_ is the lower
+  uint64_t open_fds_ = 0;
+  uint64_t rlimit_fds_ = UINT64_MAX, memory_fds_ = UINT64_MAX;  // fd_budget() is the lower
   bool peak_reset_ = false;
   LeftOut left_out_;
   // The rules the entries' settings came from, and how many cgroups the last
