@@ -11,6 +11,8 @@ mount -t cgroup2 none /sys/fs/cgroup
 ip link set lo up
 CG=/sys/fs/cgroup
 echo "VMSTAGE1 kernel $(uname -r)"
+# Where the stage's time goes (CI keeps its whole run within its limit).
+at() { echo "VMSTAGE1 at $(cut -d' ' -f1 /proc/uptime) s: $*"; }
 echo "+memory +pids" > $CG/cgroup.subtree_control
 
 # t1..t5 / g1..g10 / l1..l4: 5 + 50 + 200 = 255 cgroups, plus "agent".
@@ -77,11 +79,13 @@ idle=""
 for b in 1 2 3 4 5 6 7 8 9 10; do for c in 1 2 3 4; do idle="$idle,t5/g$b/l$c"; done; idle="$idle,t5/g$b"; done
 churn=""
 for b in 1 2 3 4 5 6 7 8 9 10; do churn="$churn,t4/g$b/l4"; done
+at vmcheck
 sh -c 'echo $$ > /sys/fs/cgroup/agent/cgroup.procs && exec "$@"' sh memcg-vmcheck --port 9756 --root $CG \
   --log /tmp/exporter.log --probe 1 --rescan 2 --cpus 2 \
   --idle "t5$idle" --busy t1/g1/l1 --oom t2/g1/l1 --high t3/g1/l1 \
   --freeze t1/g1/l1,t1/g1/l2,t2/g1/l1,t3/g1/l1 --churn "${churn#,}"
 rc=$?
+at checks
 # The kernel's term and features as served: the flush threshold is 64 pages
 # per online CPU; 6.8 and later flush per cgroup subtree, 6.12 resets
 # memory.peak per open file.
@@ -301,6 +305,7 @@ done
 # The workloads above have served their checks; they would only compete
 # with the churn for the emulated CPUs.
 for w in t1/g1/l1 t1/g1/l2 t2/g1/l1 t3/g1/l1; do echo 1 > $CG/$w/cgroup.kill; done
+at soak
 mkdir $CG/soak
 echo +memory > $CG/soak/cgroup.subtree_control
 sh -c 'echo $$ > /sys/fs/cgroup/agent/cgroup.procs && exec "$@"' sh memcg-vmsoak --port 9756 --root $CG/soak \
@@ -321,12 +326,14 @@ check_ages() {
     echo "CHECK $1 FAIL ages: $bad passes: $before -> $after"; rc=1
   fi
 }
+at clock-jumps
 date -s "@$(( $(date +%s) - 3600 ))" >/dev/null
 check_ages clock-jump-back
 date -s "@$(( $(date +%s) + 86400 ))" >/dev/null
 check_ages clock-jump-forward
 # Informational: cached vs naive over 1000 real idle cgroups, real read costs
 # (20 ticks: the premise per kernel is measured by run-bench.sh PREMISE=1).
+at bench
 mkdir $CG/bench
 echo +memory > $CG/bench/cgroup.subtree_control
 for p in $(seq 1 100); do
@@ -339,6 +346,7 @@ echo "VMSTAGE1 agent cgroup: $(grep -E '^(anon|anon_thp|kernel) ' $CG/agent/memo
 for p in $(cat $CG/agent/cgroup.procs); do echo "VMSTAGE1 rss $(cat /proc/$p/comm) $(grep -E 'VmRSS|RssAnon|Threads' /proc/$p/status | tr -s ' \t\n' ' ')"; done
 echo "--- exporter log (last lines)"
 tail -n 15 /tmp/exporter.log
+at end
 echo "VMSTAGE1 verdict=$rc"
 [ "$rc" = 0 ] || { echo "--- exporter log"; head -n 40 /tmp/exporter.log; }
 memcg-vmload exit $rc
