@@ -27,6 +27,19 @@ std::optional<std::string_view> below(std::string_view path, std::string_view ro
   return rest;
 }
 
+// Whether a "/"-separated path has a ".." component: the kernel writes
+// /proc/self/cgroup paths and mount roots outside the reader's cgroup
+// namespace as "/../x" (a cgroup named "..x" is inside).
+bool has_dotdot(std::string_view path) {
+  while (!path.empty()) {
+    const size_t slash = path.find('/');
+    if (path.substr(0, slash) == "..") return true;
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  return false;
+}
+
 // One limit file: its value when set, nullopt when "max" or absent.
 sys::Result<std::optional<uint64_t>> limit_in(const std::string& file) {
   auto text = sys::read_file(file, 64);
@@ -44,9 +57,9 @@ sys::Result<std::optional<uint64_t>> limit_in(const std::string& file) {
 std::optional<OwnCgroup> own_cgroup_dir(std::string_view proc_self_cgroup, const std::vector<Cgroup2Mount>& mounts) {
   const std::string_view path = unified_path(proc_self_cgroup);
   // A path outside the reader's namespace ("/../x") names nothing a mount shows.
-  if (path.empty() || path.front() != '/' || path.find("/..") != std::string_view::npos) return std::nullopt;
+  if (path.empty() || path.front() != '/' || has_dotdot(path)) return std::nullopt;
   for (const Cgroup2Mount& m : mounts) {
-    if (m.root.find("/..") != std::string::npos) continue;
+    if (has_dotdot(m.root)) continue;
     if (auto rest = below(path, m.root)) {
       std::string dir = m.mountpoint;
       if (!rest->empty() && *rest != "/") dir += *rest;
@@ -81,7 +94,9 @@ sys::Result<std::optional<MemoryLimit>> own_memory_limit(const std::string& proc
   auto mounts = sys::read_file(mountinfo);
   if (!mounts.ok()) return sys::Result<std::optional<MemoryLimit>>::failure(mounts.err(), mountinfo);
   const auto own = own_cgroup_dir(self.value(), cgroup2_mounts_in_mountinfo(mounts.value()));
-  if (!own) return std::optional<MemoryLimit>{};
+  // Unknown, not unlimited: the limit files cannot be reached (a container
+  // with no cgroup2 mount of its own, a cgroup outside the namespace).
+  if (!own) return sys::Result<std::optional<MemoryLimit>>::failure(ENOENT, "no cgroup2 mount in " + mountinfo + " shows the cgroup in " + proc_cgroup);
   return lowest_memory_limit(*own);
 }
 

@@ -39,7 +39,8 @@ struct MemoryLimit {
 sys::Result<std::optional<MemoryLimit>> lowest_memory_limit(const OwnCgroup& c);
 
 // The same for this process, from /proc/self/cgroup and /proc/self/mountinfo
-// (or the files given: tests); nullopt also when no mount shows its cgroup.
+// (or the files given: tests); ENOENT when no mount shows its cgroup, so that
+// "unknown" is not taken for "no limit".
 sys::Result<std::optional<MemoryLimit>> own_memory_limit(const std::string& proc_cgroup = "/proc/self/cgroup",
                                                          const std::string& mountinfo = "/proc/self/mountinfo");
 

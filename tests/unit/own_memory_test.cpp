@@ -42,6 +42,11 @@ TEST(OwnCgroup, AMountOfASubtreeAndPathsItDoesNotHold) {
   EXPECT_FALSE(own_cgroup_dir("0::/kubepods.slicex/a\n", sub)) << "a sibling whose name starts the same";
   EXPECT_FALSE(own_cgroup_dir("0::/system.slice/x.service\n", sub));
   EXPECT_FALSE(own_cgroup_dir("0::/../outside\n", kHost)) << "a cgroup outside the namespace";
+  EXPECT_FALSE(own_cgroup_dir("0::/a/../../b\n", kHost)) << "a \"..\" further down";
+  // ".." only as a whole component: a cgroup whose name starts with two dots is an ordinary one.
+  const auto dots = own_cgroup_dir("0::/system.slice/..hidden.service\n", kHost);
+  ASSERT_TRUE(dots);
+  EXPECT_EQ(dots->dir, "/sys/fs/cgroup/system.slice/..hidden.service");
   EXPECT_FALSE(own_cgroup_dir("12:memory:/x\n1:name=systemd:/x\n", kHost)) << "cgroup v1 only";
   EXPECT_FALSE(own_cgroup_dir("", kHost));
   // Hybrid hosts list v1 hierarchies first; the "0::" line is the one.
@@ -121,7 +126,12 @@ TEST_F(LowestLimit, ThisProcessFromItsProcFiles) {
   EXPECT_EQ(l.value()->bytes, 268435456u);
   EXPECT_EQ(own_memory_limit(top + "/nope", top + "/mountinfo").err(), ENOENT);
   put("/mountinfo", "22 28 0:21 / /sys rw - sysfs sysfs rw\n");
-  EXPECT_FALSE(own_memory_limit(top + "/cgroup", top + "/mountinfo").value()) << "no cgroup2 mount shows it";
+  // Unknown, not "no limit": the daemon says so instead of running unsized in silence.
+  const auto hidden = own_memory_limit(top + "/cgroup", top + "/mountinfo");
+  EXPECT_EQ(hidden.err(), ENOENT) << "no cgroup2 mount shows it";
+  EXPECT_NE(hidden.message().find("no cgroup2 mount in " + top + "/mountinfo shows the cgroup in " + top + "/cgroup"),
+            std::string::npos)
+      << hidden.message();
 }
 
 TEST(MemoryFdBudget, TheReserveFirstThenEightKiBADescriptor) {
