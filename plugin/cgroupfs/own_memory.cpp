@@ -96,7 +96,9 @@ sys::Result<std::optional<MemoryLimit>> own_memory_limit(const std::string& proc
   const auto own = own_cgroup_dir(self.value(), cgroup2_mounts_in_mountinfo(mounts.value()));
   // Unknown, not unlimited: the limit files cannot be reached (a container
   // with no cgroup2 mount of its own, a cgroup outside the namespace).
-  if (!own) return sys::Result<std::optional<MemoryLimit>>::failure(ENOENT, "no cgroup2 mount in " + mountinfo + " shows the cgroup in " + proc_cgroup);
+  if (!own)
+    return sys::Result<std::optional<MemoryLimit>>::failure(
+        ENOENT, "no cgroup2 mount in " + mountinfo + " shows the cgroup in " + proc_cgroup);
   return lowest_memory_limit(*own);
 }
 
