@@ -42,17 +42,24 @@ setsid unshare --mount --propagation private -- sh -c "
 " >"$work/run-local.log" 2>&1 &
 pid=$!
 served=
+# Where the time went, seen from outside: the build directory appears once
+# the packages are installed (cmake configures it), the binary once built.
+since() { echo $(( ($(date +%s%N) - start) / 1000000000 )); }
+configured= built=
 while kill -0 "$pid" 2>/dev/null; do
+  [ -n "$configured" ] || [ ! -e "$root/src/build-local/CMakeCache.txt" ] || configured=$(since)
+  [ -n "$built" ] || [ ! -x "$root/src/build-local/exporter/memcg-exporter" ] || built=$(since)
   if curl -sf "http://127.0.0.1:$port/metrics" 2>/dev/null | grep -q '^memcg_memory_current_bytes{'; then
     served=1; break
   fi
   sleep 0.5
 done
-elapsed=$(( ($(date +%s%N) - start) / 1000000000 ))
+elapsed=$(since)
 if [ -z "$served" ]; then
   echo "first-run: FAIL: packaging/run-local ended without serving metrics:" >&2
   tail -30 "$work/run-local.log" >&2
   exit 1
 fi
-printf 'FIRSTRUN first metrics %d s after packaging/run-local started (%s CPUs)\n' "$elapsed" "$(nproc)"
+printf 'FIRSTRUN first metrics %d s after packaging/run-local started (%s CPUs): configured (packages installed) by %s s, built by %s s\n' \
+  "$elapsed" "$(nproc)" "${configured:-?}" "${built:-?}"
 grep -m1 "running on a simulated demo tree" "$work/run-local.log" || true
