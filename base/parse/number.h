@@ -52,4 +52,16 @@ inline bool next_line(std::string_view& rest, std::string_view& line) noexcept {
   return true;
 }
 
+// Whether `text`, split at any of `separators`, has `field` as a whole
+// field: "memory" in cgroup.controllers' "cpu io memory\n", ".." in a path.
+inline bool has_field(std::string_view text, std::string_view separators, std::string_view field) noexcept {
+  while (!text.empty()) {
+    const size_t end = text.find_first_of(separators);
+    if (text.substr(0, end) == field) return true;
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return false;
+}
+
 }  // namespace memcg::parse

@@ -77,14 +77,7 @@ bool has_memory_controller(const std::string& root) {
   std::string buf;
   auto r = read_once(FileIo::system(), dir.value().get(), "cgroup.controllers", buf);
   if (!r.ok()) return false;
-  std::string_view rest = r.value();
-  while (!rest.empty()) {
-    const size_t sp = rest.find_first_of(" \n");
-    if (rest.substr(0, sp) == "memory") return true;
-    if (sp == std::string_view::npos) break;
-    rest.remove_prefix(sp + 1);
-  }
-  return false;
+  return parse::has_field(r.value(), " \n", "memory");
 }
 
 }  // namespace memcg::cgroupfs

@@ -27,18 +27,10 @@ std::optional<std::string_view> below(std::string_view path, std::string_view ro
   return rest;
 }
 
-// Whether a "/"-separated path has a ".." component: the kernel writes
-// /proc/self/cgroup paths and mount roots outside the reader's cgroup
-// namespace as "/../x" (a cgroup named "..x" is inside).
-bool has_dotdot(std::string_view path) {
-  while (!path.empty()) {
-    const size_t slash = path.find('/');
-    if (path.substr(0, slash) == "..") return true;
-    if (slash == std::string_view::npos) break;
-    path.remove_prefix(slash + 1);
-  }
-  return false;
-}
+// Whether a path has a ".." component: the kernel writes /proc/self/cgroup
+// paths and mount roots outside the reader's cgroup namespace as "/../x"
+// (a cgroup named "..x" is inside).
+bool has_dotdot(std::string_view path) { return parse::has_field(path, "/", ".."); }
 
 // One limit file: its value when set, nullopt when "max" or absent.
 sys::Result<std::optional<uint64_t>> limit_in(const std::string& file) {

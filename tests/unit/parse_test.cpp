@@ -365,5 +365,16 @@ TEST(NumberParse, UnsignedDecimalsUpToUint64MaxAndNothingElse) {
     EXPECT_EQ(parse_u64(bad), std::nullopt) << '"' << bad << '"';
 }
 
+TEST(HasField, WholeFieldsOnly) {
+  EXPECT_TRUE(has_field("cpu io memory pids\n", " \n", "memory"));
+  EXPECT_TRUE(has_field("memory\n", " \n", "memory"));
+  EXPECT_FALSE(has_field("cpu io pids\n", " \n", "memory"));
+  EXPECT_FALSE(has_field("memoryx io\n", " \n", "memory")) << "a longer field that starts the same";
+  EXPECT_FALSE(has_field("", " \n", "memory"));
+  EXPECT_TRUE(has_field("/../x", "/", ".."));
+  EXPECT_TRUE(has_field("/a/..", "/", ".."));
+  EXPECT_FALSE(has_field("/a/..b/c", "/", ".."));
+}
+
 }  // namespace
 }  // namespace memcg::parse

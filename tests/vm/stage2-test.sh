@@ -83,7 +83,7 @@ check serves-after-restart wait_for 20 curl -sf http://127.0.0.1:9756/-/ready -o
 echo +memory > /sys/fs/cgroup/cgroup.subtree_control
 mkdir -p /sys/fs/cgroup/membudget
 echo +memory > /sys/fs/cgroup/membudget/cgroup.subtree_control
-(cd /sys/fs/cgroup/membudget && mkdir -p c{1..1000})  # one mkdir(1): 1,000 forks cost ~20 s here
+(cd /sys/fs/cgroup/membudget && mkdir -p c{1..1000})  # one mkdir(1), not 1,000 (with no rmdir loop and a shorter settle: guest uptime 166 -> 71 s)
 mkdir -p "/etc/systemd/system/$unit.d"
 printf '[Service]\nMemoryMax=40M\n' > "/etc/systemd/system/$unit.d/memory-budget-test.conf"
 systemctl daemon-reload
