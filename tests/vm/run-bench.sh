@@ -48,12 +48,13 @@ cp -r "$fixtures/." "$ir$(cd "$fixtures" && pwd)/"
 vm_pack_initramfs "$ir" "$work/initramfs.gz"
 
 vm_log "booting $(basename "$kernel"): memcg-bench over $n cgroups, $ticks ticks"
-set +e
 # 6 GiB: the tmpfs tree, N real memcgs and two collectors' state.
-timeout 3600 "${VM_QEMU[@]}" -m 6144 -kernel "$kernel" -initrd "$work/initramfs.gz" \
-  -append "$VM_CLOCK console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks memcg_bench_synthetic=${SYNTHETIC:-1} memcg_bench_scrape=${SCRAPE_ONLY:-0} memcg_bench_cost=${COST:-0} memcg_bench_baseline=$([ -n "${BASELINE:-}" ] && echo 1 || echo 0) memcg_bench_premise=${PREMISE:-0}" </dev/null > "$work/serial.log" 2>&1
-rc=$?
-set -e
+boot() {
+  timeout 3600 "${VM_QEMU[@]}" -m 6144 -kernel "$kernel" -initrd "$work/initramfs.gz" \
+    -append "$VM_CLOCK console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks memcg_bench_synthetic=${SYNTHETIC:-1} memcg_bench_scrape=${SCRAPE_ONLY:-0} memcg_bench_cost=${COST:-0} memcg_bench_baseline=$([ -n "${BASELINE:-}" ] && echo 1 || echo 0) memcg_bench_premise=${PREMISE:-0}" </dev/null > "$work/serial.log" 2>&1
+}
+rc=0
+vm_boot "$work/serial.log" boot || rc=$?
 grep -aE '^(VMBENCH|memcg-bench|\|)' "$work/serial.log" || true
 [ "${PREMISE:-0}" = 1 ] && grep -a '^VMBENCH' "$work/serial.log" | tr -d '\r' | python3 "$here/premise_table.py"
 if [ "$rc" != 1 ]; then

@@ -37,10 +37,13 @@ mkfs.ext4 -q -F "$work/disk.img"
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 vm_log "booting $(basename "$kernel") with the OOM initramfs; the exporter on 127.0.0.1:$port"
-"${VM_QEMU[@]}" -kernel "$kernel" -initrd "$work/initramfs.gz" \
-  -drive file="$work/disk.img",if=none,id=d0,format=raw,cache=unsafe -device nvme,drive=d0,serial=disk0 \
-  -netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$port-:9756" -device virtio-net-pci,netdev=n0 \
-  -append "$VM_CLOCK console=ttyS0 panic=-1 quiet loglevel=2" </dev/null > "$work/serial.log" 2>&1 &
-qemu_pid=$!
-python3 "$here/oom_e2e.py" --serial "$work/serial.log" --port "$port" --cache-hold "${OOM_CACHE_HOLD:-240}" \
-  --rules "$here/../../packaging/prometheus/memcg-exporter.rules.yml" --qemu-pid "$qemu_pid"
+guest() {
+  "${VM_QEMU[@]}" -kernel "$kernel" -initrd "$work/initramfs.gz" \
+    -drive file="$work/disk.img",if=none,id=d0,format=raw,cache=unsafe -device nvme,drive=d0,serial=disk0 \
+    -netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$port-:9756" -device virtio-net-pci,netdev=n0 \
+    -append "$VM_CLOCK console=ttyS0 panic=-1 quiet loglevel=2" </dev/null > "$work/serial.log" 2>&1 &
+  qemu_pid=$!
+  python3 "$here/oom_e2e.py" --serial "$work/serial.log" --port "$port" --cache-hold "${OOM_CACHE_HOLD:-240}" \
+    --rules "$here/../../packaging/prometheus/memcg-exporter.rules.yml" --qemu-pid "$qemu_pid"
+}
+vm_boot "$work/serial.log" guest

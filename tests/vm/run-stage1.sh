@@ -30,11 +30,12 @@ install -m755 "$here/stage1-init.sh" "$ir/init"
 vm_pack_initramfs "$ir" "$work/initramfs.gz"
 
 vm_log "booting $(basename "$kernel") with the stage-1 initramfs"
-set +e
-timeout $((600 + 3 * ${SOAK_SECONDS:-60})) "${VM_QEMU[@]}" -kernel "$kernel" -initrd "$work/initramfs.gz" \
-  -append "$VM_CLOCK console=ttyS0 panic=-1 quiet loglevel=2 memcg_soak_seconds=${SOAK_SECONDS:-60} memcg_soak_min_rate=${SOAK_MIN_RATE:-40} memcg_fixtures=$([ -n "${FIXTURES_OUT:-}" ] && echo 1 || echo 0)" </dev/null > "$work/serial.log" 2>&1
-rc=$?
-set -e
+boot() {
+  timeout $((600 + 3 * ${SOAK_SECONDS:-60})) "${VM_QEMU[@]}" -kernel "$kernel" -initrd "$work/initramfs.gz" \
+    -append "$VM_CLOCK console=ttyS0 panic=-1 quiet loglevel=2 memcg_soak_seconds=${SOAK_SECONDS:-60} memcg_soak_min_rate=${SOAK_MIN_RATE:-40} memcg_fixtures=$([ -n "${FIXTURES_OUT:-}" ] && echo 1 || echo 0)" </dev/null > "$work/serial.log" 2>&1
+}
+rc=0
+vm_boot "$work/serial.log" boot || rc=$?
 grep -aE '^(VMSTAGE1|CHECK|VMCOST|VMBENCH|VMCHECK|SOAK|age violation|age context|current mismatch|stat out of bound|held-to-account|log:)' "$work/serial.log" || true
 if [ -n "${FIXTURES_OUT:-}" ]; then
   grep -a '^FIXTURE ' "$work/serial.log" | tr -d '\r' | while read -r _ name data; do

@@ -78,13 +78,14 @@ systemctl --root="$root" enable memcg-stage2.service >/dev/null 2>&1
 mkfs.ext4 -q -F -d "$root" "$work/root.img" "${STAGE2_IMAGE_SIZE:-1G}"
 
 vm_log "booting $(basename "$kernel") with systemd as PID 1"
-set +e
-timeout "${STAGE2_TIMEOUT:-900}" "${VM_QEMU[@]}" -kernel "$kernel" \
-  -drive file="$work/root.img",if=none,id=d0,format=raw,cache=unsafe -device nvme,drive=d0,serial=root0 \
-  -append "$VM_CLOCK console=ttyS0 root=/dev/nvme0n1 rw systemd.unified_cgroup_hierarchy=1 systemd.firstboot=off panic=-1 quiet loglevel=2" \
-  </dev/null > "$work/serial.log" 2>&1
-rc=$?
-set -e
+boot() {
+  timeout "${STAGE2_TIMEOUT:-900}" "${VM_QEMU[@]}" -kernel "$kernel" \
+    -drive file="$work/root.img",if=none,id=d0,format=raw,cache=unsafe -device nvme,drive=d0,serial=root0 \
+    -append "$VM_CLOCK console=ttyS0 root=/dev/nvme0n1 rw systemd.unified_cgroup_hierarchy=1 systemd.firstboot=off panic=-1 quiet loglevel=2" \
+    </dev/null > "$work/serial.log" 2>&1
+}
+rc=0
+vm_boot "$work/serial.log" boot || rc=$?
 [ -z "${STAGE2_SERIAL:-}" ] || cp "$work/serial.log" "$STAGE2_SERIAL"
 grep -aE '^(STAGE2|CHECK|RESULT|NETDATA|RUNTIME)' "$work/serial.log" || true
 if ! grep -q '^RESULT PASS' "$work/serial.log"; then
