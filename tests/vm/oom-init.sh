@@ -5,8 +5,9 @@
 # three workloads under e2e/:
 #   cache   page cache held at memory.max (96 MiB): reclaimable, never killed
 #   leak    anonymous memory growing 2 MiB/s until memory.max (384 MiB) kills it
-#   victim  a container-like cgroup whose task is OOM-killed, removed within
-#           100 ms (memcg-vmoom, which times the kill's way to /metrics)
+#   victim  a container-like cgroup whose task is OOM-killed and removed as
+#           soon as the kernel allows (memcg-vmoom, which times the kill's
+#           way to /metrics)
 # Lines starting OOMTEST or VMOOM are read by the host (oom_e2e.py), which
 # ends the run.
 /bin/busybox --install -s

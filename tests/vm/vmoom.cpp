@@ -1,13 +1,13 @@
 // memcg-vmoom: a container-like cgroup whose task is OOM-killed and which is
-// removed within 100 ms, as a runtime removes a dead container; what the
-// exporter serves of it, timed from the kill.
+// removed as soon as the kernel allows, as a runtime removes a dead
+// container; what the exporter serves of it, timed from the kill.
 //   memcg-vmoom CGROUP_DIR CGROUP_PATH PORT   (the path as the exporter names it)
 // Creates CGROUP_DIR (memory.max 32 MiB) with a task in it, waits until the
 // exporter collects it (its memcg_cgroup_info on /metrics), makes the task
 // allocate past the limit, reaps it (the kill), removes the cgroup at once,
 // and polls /metrics until the kill shows (memcg_memory_events_total
 // oom_kill of the cgroup's id) and the removal is marked. Prints
-//   VMOOM id=ID kill_to_removed_ms=X kill_to_metrics_ms=Y removed_marked=1 exit_reads=N
+//   VMOOM id=ID rmdir_tries=T kill_to_rmdir_ms=R kill_to_removed_ms=X kill_to_metrics_ms=Y removed_marked=1 exit_reads=N
 // (N: the cgroup.events reads the exit brought, at least 1) and exits 0, or
 // says what failed and exits 1.
 #include <fcntl.h>
@@ -24,6 +24,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "tests/vm/http_get.h"
 
@@ -94,6 +95,68 @@ AfterRemoval after_removal(int port, const std::string& id, const std::string& k
   return out;
 }
 
+// The cgroup removed as a runtime would: rmdir at once, and again every
+// millisecond while the kernel answers EBUSY, for up to 1 s. Timed from the
+// kill: the start of the call that succeeded (the cgroup's files go dead
+// inside it: what the collector races) and its return; -1 if none did.
+struct Removal {
+  int tries = 0;
+  double began_ms = -1, done_ms = -1;
+};
+Removal remove_at_once(const std::string& dir, Clock::time_point t_kill) {
+  Removal r;
+  for (;;) {
+    const double began = ms_since(t_kill);
+    ++r.tries;
+    if (rmdir(dir.c_str()) == 0) {
+      r.began_ms = began;
+      r.done_ms = ms_since(t_kill);
+      return r;
+    }
+    if (began >= 1000) return r;
+    usleep(1000);
+  }
+}
+
+// Polls /metrics for a kill from a thread started before it, so that nothing
+// starts between the reap and the rmdir: with three guests side by side on
+// two cores, starting a thread there took 3-32 ms (and the rmdir itself
+// 2-94 ms: docs/oom.md#measured).
+class KillPoller {
+ public:
+  KillPoller(int port, std::string needle) : port_(port), needle_(std::move(needle)), thread_([this] { run(); }) {}
+  ~KillPoller() { finish(); }
+  KillPoller(const KillPoller&) = delete;
+  KillPoller& operator=(const KillPoller&) = delete;
+  // Starts polling, timed from `t_kill`.
+  void go(Clock::time_point t_kill) {
+    t_kill_ = t_kill;
+    phase_.store(kKilled, std::memory_order_release);
+  }
+  // Ms from the kill to the needle on /metrics, -1 if not within 5 s (or
+  // never let go).
+  double finish() {
+    int expected = kWaiting;
+    phase_.compare_exchange_strong(expected, kGivenUp);
+    if (thread_.joinable()) thread_.join();
+    return seen_ms_;
+  }
+
+ private:
+  static constexpr int kWaiting = 0, kKilled = 1, kGivenUp = 2;
+  void run() {
+    int p;
+    while ((p = phase_.load(std::memory_order_acquire)) == kWaiting) usleep(1000);
+    if (p == kKilled) seen_ms_ = ms_until_served(port_, needle_, t_kill_, 5000, 2000);
+  }
+  int port_;
+  std::string needle_;
+  Clock::time_point t_kill_;
+  std::atomic<int> phase_{kWaiting};
+  double seen_ms_ = -1;  // written by the thread, read after the join
+  std::thread thread_;   // last: started once the rest is initialized
+};
+
 bool run(const std::string& dir, const std::string& rel, int port) {
   if (mkdir(dir.c_str(), 0755) != 0 || !write_file(dir + "/memory.max", "33554432")) return fail("cgroup setup");
   struct stat st{};
@@ -107,27 +170,26 @@ bool run(const std::string& dir, const std::string& rel, int port) {
   const std::string info = "memcg_cgroup_info{cgroup_id=\"" + id + "\",cgroup=\"" + rel + "\"";
   if (ms_until_served(port, info, Clock::now(), 60'000, 100'000) < 0) return fail("not collected within 60 s");
   const long exits_before = exit_reads(http_get(port, "/metrics"));
+  const std::string kill = "memcg_memory_events_total{cgroup_id=\"" + id + "\",event=\"oom_kill\"} 1\n";
+  KillPoller poller(port, kill);
   if (write(go[1], "g", 1) != 1) return fail("go");
   int status = 0;
   if (waitpid(pid, &status, 0) != pid || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
     return fail("the task was not killed");
   const auto t_kill = Clock::now();
+  poller.go(t_kill);
+  const Removal removal = remove_at_once(dir, t_kill);
   std::printf("VMOOM killed id=%s\n", id.c_str());
   std::fflush(stdout);
-  // Removed as a runtime would, while the kill is polled for.
-  std::atomic<double> removed_ms{-1};
-  std::thread remover([&] {
-    while (rmdir(dir.c_str()) != 0 && ms_since(t_kill) < 1000) usleep(1000);
-    removed_ms = ms_since(t_kill);
-  });
-  const std::string kill = "memcg_memory_events_total{cgroup_id=\"" + id + "\",event=\"oom_kill\"} 1\n";
-  const double seen_ms = ms_until_served(port, kill, t_kill, 5000, 2000);
-  remover.join();
-  if (removed_ms < 0 || removed_ms > 100) return fail("not removed within 100 ms of the kill");
+  const double seen_ms = poller.finish();
+  // 1 s: long before the next probe (probe_interval 10s), so what the
+  // exporter serves of the kill can only come from its wake-up.
+  if (removal.done_ms < 0) return fail("not removed within 1 s of the kill");
   if (seen_ms < 0) return fail("the kill never showed on /metrics");
   const AfterRemoval after = after_removal(port, id, kill);
-  std::printf("VMOOM id=%s kill_to_removed_ms=%.1f kill_to_metrics_ms=%.1f removed_marked=%d exit_reads=%ld\n",
-              id.c_str(), removed_ms.load(), seen_ms, after.kept ? 1 : 0, after.exit_reads - exits_before);
+  std::printf("VMOOM id=%s rmdir_tries=%d kill_to_rmdir_ms=%.1f kill_to_removed_ms=%.1f kill_to_metrics_ms=%.1f"
+              " removed_marked=%d exit_reads=%ld\n",
+              id.c_str(), removal.tries, removal.began_ms, removal.done_ms, seen_ms, after.kept ? 1 : 0, after.exit_reads - exits_before);
   std::fflush(stdout);
   if (!after.kept) return fail("the removed cgroup's kill was not kept");
   // The task's exit flagged the cgroup's cgroup.events and the exporter read
