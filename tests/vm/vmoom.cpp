@@ -7,7 +7,8 @@
 // allocate past the limit, reaps it (the kill), removes the cgroup at once,
 // and polls /metrics until the kill shows (memcg_memory_events_total
 // oom_kill of the cgroup's id) and the removal is marked. Prints
-//   VMOOM id=ID rmdir_tries=T kill_to_rmdir_ms=R kill_to_removed_ms=X kill_to_metrics_ms=Y removed_marked=1 exit_reads=N
+//   VMOOM id=ID rmdir_tries=T kill_to_rmdir_ms=R kill_to_removed_ms=X
+//         kill_to_metrics_ms=Y removed_marked=1 exit_reads=N
 // (N: the cgroup.events reads the exit brought, at least 1) and exits 0, or
 // says what failed and exits 1.
 #include <fcntl.h>
@@ -189,7 +190,8 @@ bool run(const std::string& dir, const std::string& rel, int port) {
   const AfterRemoval after = after_removal(port, id, kill);
   std::printf("VMOOM id=%s rmdir_tries=%d kill_to_rmdir_ms=%.1f kill_to_removed_ms=%.1f kill_to_metrics_ms=%.1f"
               " removed_marked=%d exit_reads=%ld\n",
-              id.c_str(), removal.tries, removal.began_ms, removal.done_ms, seen_ms, after.kept ? 1 : 0, after.exit_reads - exits_before);
+              id.c_str(), removal.tries, removal.began_ms, removal.done_ms, seen_ms, after.kept ? 1 : 0,
+              after.exit_reads - exits_before);
   std::fflush(stdout);
   if (!after.kept) return fail("the removed cgroup's kill was not kept");
   // The task's exit flagged the cgroup's cgroup.events and the exporter read
