@@ -129,6 +129,12 @@ class CgroupReader {
   // Both, for one cgroup.
   StatRead read_stat(const CgroupEntry& e, const cache::CompanionReads& take, const PassTime& at,
                      PassReport& report);
+  // What probe() does with the bytes of the cgroup's last probe (it was
+  // quiet then, and nothing else changed since): no parse, a rate of 0, the
+  // one-minute high in the pass's bucket. Also taken by the collector for a
+  // quiet lane's cgroup that reads the same bytes in a new bucket or when its
+  // max_age read is due (collector.cpp, read_all_ahead).
+  Probe probe_quiet(CgroupEntry& e, TimePoint now) noexcept;
 
  private:
   enum class Status { ok, absent, gone, failed };
@@ -159,7 +165,6 @@ class CgroupReader {
   bool probe_usage(CgroupEntry& e, const ProbeAhead& ahead, bool host_swap, TimePoint now, PassReport& report);
   // A quiet probe (cgroup_reader.cpp): what it must still do, without a parse.
   static bool is_quiet(const CgroupEntry& e, const ProbeAhead& ahead, bool host_swap, const EventFiles& flagged) noexcept;
-  Probe probe_quiet(CgroupEntry& e, TimePoint now) noexcept;
   static bool usage_moved(const ProbeValues& p, const Previous& prev) noexcept;
   static cache::ProbeDelta usage_delta(ProbeValues& p, const Previous& prev, TimePoint now) noexcept;
   // memory.peak into rec when `take` (else the previous record's), reset

@@ -74,13 +74,15 @@ void Collector::read_batch(TimePoint now, PassReport& report) {
     const size_t n = std::min(CgroupReader::kStatBatch, batch_.size() - start);
     for (size_t j = 0; j < n; ++j) es[j] = &entries[batch_[start + j].first];
     reader_.fetch_stats({es.data(), n}, {fetched.data(), n}, report);
-    for (size_t j = 0; j < n; ++j)
-      apply_read(entries[batch_[start + j].first], batch_[start + j].second, fetched[j], now, report);
+    for (size_t j = 0; j < n; ++j) {
+      const uint32_t i = batch_[start + j].first;
+      if (apply_read(entries[i], batch_[start + j].second, fetched[j], now, report)) rejoin_lane(i, now);
+    }
   }
   batch_.clear();
 }
 
-void Collector::apply_read(CgroupEntry& e, cache::ReadReason reason, const CgroupReader::Fetched& f, TimePoint now,
+bool Collector::apply_read(CgroupEntry& e, cache::ReadReason reason, const CgroupReader::Fetched& f, TimePoint now,
                            PassReport& report) {
   cache::CompanionInput in;
   in.reason = reason;
@@ -104,7 +106,7 @@ void Collector::apply_read(CgroupEntry& e, cache::ReadReason reason, const Cgrou
   if (take.limits && reason != cache::ReadReason::initial && in.max_age > Duration::zero()) table_.watch_limits(root_, e);
   CgroupReader::StatRead r = reader_.finish_stat(e, f, take, {now, pass_wall_}, report);
   if (r.gone) e.gone = true;
-  if (!r.record) return;  // an error keeps the old values and the pending change: retried next pass
+  if (!r.record) return false;  // an error keeps the old values and the pending change: retried next pass
   if (r.psi_read) {
     e.probe.psi = r.psi;
     e.probe.has_psi = true;
@@ -136,6 +138,26 @@ void Collector::apply_read(CgroupEntry& e, cache::ReadReason reason, const Cgrou
   e.read_wall += r.wall;
   e.read_cpu += r.cpu;
   counters_.read_seconds.observe(to_seconds(r.wall));
+  return true;
+}
+
+// Most reads are a quiet cgroup's max_age read: without this, its next pass
+// would take the long way only to make the same record with the new due time.
+void Collector::rejoin_lane(size_t i, TimePoint now) {
+  if (quiet_[i] == kNotQuiet) return;
+  const CgroupEntry& e = table_.entries()[i];
+  if (e.gone) return;
+  const cache::FlushInput in = flush_input(e, i, lookahead());
+  if (quiet_lane_eligible(e, in, pass_host_swap_)) take_lane(i, e, in, cache::WindowMax::at(now).bucket);
+}
+
+void Collector::take_lane(size_t i, const CgroupEntry& e, const cache::FlushInput& in, int64_t bucket) {
+  lanes_.take(i, {.fd = e.file(FileKind::current).get(),
+                  .text = zero_tailed(e.probed_current),
+                  .swap_fd = quiet_lane_swap_fd(e, pass_host_swap_),
+                  .swap_text = zero_tailed(e.probed_swap),
+                  .bucket = bucket,
+                  .due = cache::max_age_due(in)});
 }
 
 void Collector::mark_forced() {
@@ -169,7 +191,9 @@ CgroupReader::EventFiles Collector::flags_of(const CgroupEntry& e) const noexcep
 
 // Every cgroup's memory.current (and swap where wanted), read back to back
 // before any is probed; a cgroup in the quiet lane with the same bytes
-// before its due time is settled here (quiet_[i] = kInLane).
+// before its due time, in the same bucket, is settled here (quiet_[i] =
+// kInLane); with the same bytes otherwise, probe_all probes it quiet from
+// its record (kLaneBucket, kLaneDue).
 void Collector::read_all_ahead(TimePoint now, bool host_swap) {
   auto& entries = table_.entries();
   const size_t n = entries.size();
@@ -179,7 +203,7 @@ void Collector::read_all_ahead(TimePoint now, bool host_swap) {
   const int64_t bucket = cache::WindowMax::at(now).bucket;
   uint64_t in_lane = 0;
   for (size_t i = 0; i < n; ++i) {
-    const QuietLane* lane = lane_open ? lanes_.find(i, bucket) : nullptr;
+    const QuietLane* lane = lane_open ? lanes_.find(i) : nullptr;
     // A cgroup whose own event file the kernel flagged takes the long way
     // (its probe reads the file); the others stay in the lane. (A node with
     // one container reclaiming at its memory.high is flagged most passes.)
@@ -193,9 +217,10 @@ void Collector::read_all_ahead(TimePoint now, bool host_swap) {
     reader_.read_lane(lane->fd, FileKind::current, ahead_[i].current);
     if (lane->swap_fd >= 0) reader_.read_lane(lane->swap_fd, FileKind::swap_current, ahead_[i].swap);
     if (same_zero_tailed(ahead_[i].current, lane->text) &&
-        (lane->swap_fd < 0 || same_zero_tailed(ahead_[i].swap, lane->swap_text)) && now < lane->due) {
-      quiet_[i] = kInLane;
-      ++in_lane;
+        (lane->swap_fd < 0 || same_zero_tailed(ahead_[i].swap, lane->swap_text))) {
+      const bool settled = now < lane->due && lane->bucket == bucket;
+      quiet_[i] = settled ? kInLane : now < lane->due ? kLaneBucket : kLaneDue;
+      in_lane += settled;
       continue;
     }
     if (lane->swap_fd < 0) reader_.read_ahead_swap(entries[i], host_swap, ahead_[i].swap);
@@ -214,6 +239,7 @@ void Collector::probe_all(TimePoint now, PassReport& report) {
   moving_.clear();
   moved_.assign(n, 0);
   read_all_ahead(now, host_swap);
+  const int64_t bucket = cache::WindowMax::at(now).bucket;
   for (size_t i = 0; i < n; ++i) {
     CgroupEntry& e = entries[i];
     if (quiet_[i] == kInLane) {  // what the quiet probe would do; its rate stays 0
@@ -221,7 +247,17 @@ void Collector::probe_all(TimePoint now, PassReport& report) {
       deltas_[i] = cache::ProbeDelta{.valid = true};
       continue;
     }
+    if (quiet_[i] == kLaneBucket) {  // the quiet probe into the new bucket; the decision as in the lane
+      deltas_[i] = reader_.probe_quiet(e, now).delta;
+      lanes_.rebucket(i, bucket);
+      quiet_[i] = kInLane;
+      continue;
+    }
     lanes_.drop(i);
+    if (quiet_[i] == kLaneDue) {  // the same bytes: the quiet probe, then the decision in full
+      deltas_[i] = reader_.probe_quiet(e, now).delta;
+      continue;
+    }
     CgroupReader::Probe p = reader_.probe(e, ahead_[i], now, host_swap, flags_of(e), report);
     deltas_[i] = p.delta;
     if (p.delta.valid && (p.delta.current != 0 || p.delta.swap != 0)) moving_.push_back(static_cast<uint32_t>(i));
@@ -349,7 +385,7 @@ cache::FlushInput Collector::flush_input(const CgroupEntry& e, size_t i, Duratio
 
 void Collector::decide(TimePoint now, PassReport& report) {
   auto& entries = table_.entries();
-  const Duration lookahead = config_.collector.probe_interval * 3 / 2;
+  const Duration ahead = lookahead();
   const int64_t bucket = cache::WindowMax::at(now).bucket;
   wanted_.clear();
   uint64_t lane_skips = 0;
@@ -365,7 +401,7 @@ void Collector::decide(TimePoint now, PassReport& report) {
     }
     if (e.gone) continue;
     e.pending += change_[i];
-    const cache::FlushInput in = flush_input(e, i, lookahead);
+    const cache::FlushInput in = flush_input(e, i, ahead);
     if (auto reason = cache::decide_flush(in, now)) {
       lanes_.drop(i);  // read now: its due time moves
       const double urgency = e.settings->threshold ? static_cast<double>(e.pending) / static_cast<double>(e.settings->threshold) : 1.0;
@@ -373,13 +409,8 @@ void Collector::decide(TimePoint now, PassReport& report) {
       continue;
     }
     count_skip(e, report);
-    if (quiet_[i] == kQuiet && quiet_lane_eligible(e, in, pass_host_swap_))
-      lanes_.take(i, {.fd = e.file(FileKind::current).get(),
-                      .text = zero_tailed(e.probed_current),
-                      .swap_fd = quiet_lane_swap_fd(e, pass_host_swap_),
-                      .swap_text = zero_tailed(e.probed_swap),
-                      .bucket = bucket,
-                      .due = cache::max_age_due(in)});
+    if ((quiet_[i] == kQuiet || quiet_[i] == kLaneDue) && quiet_lane_eligible(e, in, pass_host_swap_))
+      take_lane(i, e, in, bucket);
   }
   counters_.skips += lane_skips;
   report.skips += lane_skips;

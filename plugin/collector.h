@@ -119,8 +119,14 @@ class Collector {
   // memory.stat of the cgroups in batch_, fetched together (fewer CPU-clock
   // reads), then each parsed with its due companions.
   void read_batch(TimePoint now, PassReport& report);
-  void apply_read(CgroupEntry& e, cache::ReadReason reason, const CgroupReader::Fetched& f, TimePoint now,
+  // False when the read left no record (an error: retried next pass).
+  bool apply_read(CgroupEntry& e, cache::ReadReason reason, const CgroupReader::Fetched& f, TimePoint now,
                   PassReport& report);
+  // Entry i, probed quiet this pass and just read: its lane record again
+  // with the new due time, where it may join (quiet_lane.h).
+  void rejoin_lane(size_t i, TimePoint now);
+  void take_lane(size_t i, const CgroupEntry& e, const cache::FlushInput& in, int64_t bucket);
+  Duration lookahead() const noexcept { return config_.collector.probe_interval * 3 / 2; }
   void decide(TimePoint now, PassReport& report);  // probes taken: which cgroups want a read -> wanted_
   void read_wanted(TimePoint now, PassReport& report);
   // A pass ended: its number and timing into `report`, then a snapshot built
@@ -176,8 +182,11 @@ class Collector {
   std::vector<unsigned char> moved_;
   std::vector<CgroupReader::ProbeAhead> ahead_;  // every cgroup's memory.current, read before any is probed
   // How each cgroup's probe went this pass: the quiet lane's records are
-  // made from quiet probes the decision left alone (quiet_lane.h).
-  enum Quiet : unsigned char { kNotQuiet, kQuiet, kInLane };
+  // made from quiet probes the decision left alone (quiet_lane.h). With the
+  // lane's bytes again: kInLane before the due time in the record's bucket;
+  // kLaneBucket in a new bucket (probed quiet from the record, then as
+  // kInLane); kLaneDue at the due time (probed quiet, decided in full as kQuiet).
+  enum Quiet : unsigned char { kNotQuiet, kQuiet, kInLane, kLaneBucket, kLaneDue };
   std::vector<unsigned char> quiet_;
   QuietLanes lanes_;
   bool pass_host_swap_ = true;  // this pass's io_.host_has_swap()

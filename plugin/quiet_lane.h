@@ -6,6 +6,12 @@
 // and bytes too). A later pass that reads the same bytes in the same bucket
 // before that time knows, without looking at the cgroup's entry, what the
 // probe and the decision would conclude: no change, nothing moved, no read.
+// The same bytes in a new bucket still spare the parse, the comparisons
+// and the decision: only the one-minute high looks at the entry. At the due
+// time the quiet probe's result is taken as it stands and the decision is
+// made in full. A cgroup
+// probed quiet and then read for max_age takes its record again at once,
+// with the new due time (Collector::rejoin_lane), instead of a pass later.
 // Most cgroups most passes (the systemd guest: a sleeping process in most
 // of its 747 leaves) then cost the pass a pread, a compare and a few stores,
 // not the few hundred instructions of the probe and the decision walking
@@ -55,12 +61,13 @@ class QuietLanes {
   // generation), the host's swap or the configuration (its generation: the
   // lookahead and rules in every due time) changed, and for this pass if time did not advance.
   bool open(uint64_t generation, size_t n, bool host_swap, uint64_t config, TimePoint now);
-  // The lane's record for entry i, if it has one for this bucket.
-  const QuietLane* find(size_t i, int64_t bucket) const noexcept {
+  // The lane's record for entry i, if it has one (of any bucket).
+  const QuietLane* find(size_t i) const noexcept {
     const QuietLane& l = lanes_[i];
-    return l.fd >= 0 && l.bucket == bucket ? &l : nullptr;
+    return l.fd >= 0 ? &l : nullptr;
   }
   void take(size_t i, const QuietLane& l) noexcept { lanes_[i] = l; }
+  void rebucket(size_t i, int64_t bucket) noexcept { lanes_[i].bucket = bucket; }
   void drop(size_t i) noexcept {
     if (i < lanes_.size()) lanes_[i].fd = -1;
   }

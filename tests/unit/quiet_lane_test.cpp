@@ -143,9 +143,10 @@ TEST_P(QuietLaneTest, SettlesWhatTheFullProbeAndDecisionWould) {
 }
 
 // A still tree: after a cgroup's first quiet probe, the lane settles every
-// pass but those that read memory.stat (max_age, 10 s) and the one after
-// each (its due time moved), and the first of each 10 s bucket of the
-// one-minute high: about 7 passes in 10.
+// pass but those that read memory.stat (max_age, 10 s) and the first of
+// each 10 s bucket of the one-minute high, both probed quiet from the
+// record: about 3 passes in 4 (2 in 3 while the pass after each read and
+// a new bucket took the long way).
 TEST_P(QuietLaneTest, SettlesMostPassesOfAStillTree) {
   clock.advance(1s);
   both_pass();
@@ -156,7 +157,7 @@ TEST_P(QuietLaneTest, SettlesMostPassesOfAStillTree) {
   }
   const auto a = lane.c->latest();
   const uint64_t probes = 120u * a->cgroups.size();
-  EXPECT_GT(a->lane_probes, probes * 6 / 10) << "of " << probes << " probes, " << a->quiet_probes << " quiet";
+  EXPECT_GT(a->lane_probes, probes * 7 / 10) << "of " << probes << " probes, " << a->quiet_probes << " quiet";
 }
 
 // One container reclaiming at its memory.high: the kernel flags its
