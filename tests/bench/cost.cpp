@@ -153,6 +153,7 @@ struct Reading {
   std::map<std::string, double> http_bytes;  // memcg_exporter_http_bytes_total by direction
   double buffered = 0;                       // memcg_exporter_http_response_buffer_bytes
   double wakeups = 0;                        // memcg_exporter_event_wakeups_total
+  double passes = 0;                         // memcg_exporter_passes_total
   bool ok = false;
 };
 
@@ -170,6 +171,7 @@ Reading scrape(int port, pid_t pid) {
   const std::string kBuffered = "memcg_exporter_http_response_buffer_bytes ";
   const std::string kFiles = "memcg_exporter_file_reads_total{file=\"";
   const std::string kWakeups = "memcg_exporter_event_wakeups_total ";
+  const std::string kPasses = "memcg_exporter_passes_total ";
   for (size_t pos = 0; (pos = body.find('\n', pos)) != std::string::npos;) {
     ++pos;
     if (body.compare(pos, key.size(), key) == 0) {
@@ -182,6 +184,8 @@ Reading scrape(int port, pid_t pid) {
       r.http_bytes[body.substr(at, body.find('"', at) - at)] = std::atof(body.c_str() + body.find(' ', pos) + 1);
     } else if (body.compare(pos, kWakeups.size(), kWakeups) == 0) {
       r.wakeups = std::atof(body.c_str() + pos + kWakeups.size());
+    } else if (body.compare(pos, kPasses.size(), kPasses) == 0) {
+      r.passes = std::atof(body.c_str() + pos + kPasses.size());
     } else if (body.compare(pos, kBuffered.size(), kBuffered) == 0) {
       r.buffered = std::atof(body.c_str() + pos + kBuffered.size());
     } else if (body.compare(pos, kFiles.size(), kFiles) == 0) {
@@ -516,6 +520,21 @@ void print_beside(const Window& w, const Bare& bare, const memcg::bench::BareBes
               "beside it %.2f per tick\n",
               (b.collector_involuntary - a.collector_involuntary) / w.seconds,
               (b.collector_voluntary - a.collector_voluntary) / w.seconds, beside.preemptions_per_tick());
+  // A window of ~60.1 s holds 60 or 61 passes, as its two scrapes fall
+  // against the pass schedule: the pass-driven parts (probe, read, wait) and
+  // the max_age reads differ by a pass's share between windows for that
+  // alone, which the figures per pass do not.
+  const double passes = w.last.passes - w.first.passes;
+  if (passes > 0) {
+    auto at = [](const Reading& r, const char* p) {
+      const auto it = r.phase.find(p);
+      return it == r.phase.end() ? 0.0 : it->second;
+    };
+    auto per_pass = [&](const char* p) { return (at(w.last, p) - at(w.first, p)) / w.cgroups / passes * 1e6; };
+    std::printf("COST passes in the window: %.0f (%.3f a second); per pass, us per cgroup: probe %.2f, read %.2f, "
+                "wait %.2f (the bare loop beside it: %.2f a tick)\n",
+                passes, passes / w.seconds, per_pass("probe"), per_pass("read"), per_pass("wait"), beside.us());
+  }
 }
 
 // The re-reads against their paced floor, the reasons, and the floor of the
