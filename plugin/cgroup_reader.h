@@ -133,7 +133,7 @@ class CgroupReader {
   // quiet then, and nothing else changed since): no parse, a rate of 0, the
   // one-minute high in the pass's bucket. Also taken by the collector for a
   // quiet lane's cgroup that reads the same bytes in a new bucket or when its
-  // max_age read is due (collector.cpp, read_all_ahead).
+  // max_age read is due (Collector::probe_all).
   Probe probe_quiet(CgroupEntry& e, TimePoint now) noexcept;
 
  private:

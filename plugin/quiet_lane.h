@@ -9,9 +9,9 @@
 // The same bytes in a new bucket still spare the parse, the comparisons
 // and the decision: only the one-minute high looks at the entry. At the due
 // time the quiet probe's result is taken as it stands and the decision is
-// made in full. A cgroup
-// probed quiet and then read for max_age takes its record again at once,
-// with the new due time (Collector::rejoin_lane), instead of a pass later.
+// made in full. A cgroup probed quiet and then read (for max_age, most of
+// them) takes its record again at once, with the new due time
+// (Collector::rejoin_lane), instead of a pass later.
 // Most cgroups most passes (the systemd guest: a sleeping process in most
 // of its 747 leaves) then cost the pass a pread, a compare and a few stores,
 // not the few hundred instructions of the probe and the decision walking
