@@ -76,7 +76,7 @@ void Collector::read_batch(TimePoint now, PassReport& report) {
     reader_.fetch_stats({es.data(), n}, {fetched.data(), n}, report);
     for (size_t j = 0; j < n; ++j) {
       const uint32_t i = batch_[start + j].first;
-      if (apply_read(entries[i], batch_[start + j].second, fetched[j], now, report)) rejoin_lane(i, now);
+      if (apply_read(entries[i], batch_[start + j].second, fetched[j], now, report)) rejoin_lane(i);
     }
   }
   batch_.clear();
@@ -143,20 +143,20 @@ bool Collector::apply_read(CgroupEntry& e, cache::ReadReason reason, const Cgrou
 
 // Most reads are a quiet cgroup's max_age read: without this, its next pass
 // would take the long way only to make the same record with the new due time.
-void Collector::rejoin_lane(size_t i, TimePoint now) {
+void Collector::rejoin_lane(size_t i) {
   if (quiet_[i] == kNotQuiet) return;
   const CgroupEntry& e = table_.entries()[i];
   if (e.gone) return;
   const cache::FlushInput in = flush_input(e, i, lookahead());
-  if (quiet_lane_eligible(e, in, pass_host_swap_)) take_lane(i, e, in, cache::WindowMax::at(now).bucket);
+  if (quiet_lane_eligible(e, in, pass_host_swap_)) take_lane(i, e, in);
 }
 
-void Collector::take_lane(size_t i, const CgroupEntry& e, const cache::FlushInput& in, int64_t bucket) {
+void Collector::take_lane(size_t i, const CgroupEntry& e, const cache::FlushInput& in) {
   lanes_.take(i, {.fd = e.file(FileKind::current).get(),
                   .text = zero_tailed(e.probed_current),
                   .swap_fd = quiet_lane_swap_fd(e, pass_host_swap_),
                   .swap_text = zero_tailed(e.probed_swap),
-                  .bucket = bucket,
+                  .bucket = pass_bucket_,
                   .due = cache::max_age_due(in)});
 }
 
@@ -200,7 +200,6 @@ void Collector::read_all_ahead(TimePoint now, bool host_swap) {
   ahead_.resize(n);
   quiet_.assign(n, kNotQuiet);
   const bool lane_open = lanes_.open(table_.generation(), n, host_swap, config_generation_, now) && lane_on_;
-  const int64_t bucket = cache::WindowMax::at(now).bucket;
   uint64_t in_lane = 0;
   for (size_t i = 0; i < n; ++i) {
     const QuietLane* lane = lane_open ? lanes_.find(i) : nullptr;
@@ -218,7 +217,7 @@ void Collector::read_all_ahead(TimePoint now, bool host_swap) {
     if (lane->swap_fd >= 0) reader_.read_lane(lane->swap_fd, FileKind::swap_current, ahead_[i].swap);
     if (same_zero_tailed(ahead_[i].current, lane->text) &&
         (lane->swap_fd < 0 || same_zero_tailed(ahead_[i].swap, lane->swap_text))) {
-      const bool settled = now < lane->due && lane->bucket == bucket;
+      const bool settled = now < lane->due && lane->bucket == pass_bucket_;
       quiet_[i] = settled ? kInLane : now < lane->due ? kLaneBucket : kLaneDue;
       in_lane += settled;
       continue;
@@ -233,13 +232,13 @@ void Collector::read_all_ahead(TimePoint now, bool host_swap) {
 // Every cgroup's cheap files: its change into deltas_, notable events into moved_.
 void Collector::probe_all(TimePoint now, PassReport& report) {
   const bool host_swap = pass_host_swap_ = io_.host_has_swap();
+  pass_bucket_ = cache::WindowMax::at(now).bucket;
   auto& entries = table_.entries();
   const size_t n = entries.size();
   deltas_.resize(n);
   moving_.clear();
   moved_.assign(n, 0);
   read_all_ahead(now, host_swap);
-  const int64_t bucket = cache::WindowMax::at(now).bucket;
   for (size_t i = 0; i < n; ++i) {
     CgroupEntry& e = entries[i];
     if (quiet_[i] == kInLane) {  // what the quiet probe would do; its rate stays 0
@@ -249,7 +248,7 @@ void Collector::probe_all(TimePoint now, PassReport& report) {
     }
     if (quiet_[i] == kLaneBucket) {  // the quiet probe into the new bucket; the decision as in the lane
       deltas_[i] = reader_.probe_quiet(e, now).delta;
-      lanes_.rebucket(i, bucket);
+      lanes_.rebucket(i, pass_bucket_);
       quiet_[i] = kInLane;
       continue;
     }
@@ -386,7 +385,6 @@ cache::FlushInput Collector::flush_input(const CgroupEntry& e, size_t i, Duratio
 void Collector::decide(TimePoint now, PassReport& report) {
   auto& entries = table_.entries();
   const Duration ahead = lookahead();
-  const int64_t bucket = cache::WindowMax::at(now).bucket;
   wanted_.clear();
   uint64_t lane_skips = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
@@ -410,7 +408,7 @@ void Collector::decide(TimePoint now, PassReport& report) {
     }
     count_skip(e, report);
     if ((quiet_[i] == kQuiet || quiet_[i] == kLaneDue) && quiet_lane_eligible(e, in, pass_host_swap_))
-      take_lane(i, e, in, bucket);
+      take_lane(i, e, in);
   }
   counters_.skips += lane_skips;
   report.skips += lane_skips;

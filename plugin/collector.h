@@ -124,8 +124,9 @@ class Collector {
                   PassReport& report);
   // Entry i, probed quiet this pass and just read: its lane record again
   // with the new due time, where it may join (quiet_lane.h).
-  void rejoin_lane(size_t i, TimePoint now);
-  void take_lane(size_t i, const CgroupEntry& e, const cache::FlushInput& in, int64_t bucket);
+  void rejoin_lane(size_t i);
+  // Entry i's lane record from `in`, its probe's bytes and this pass's bucket.
+  void take_lane(size_t i, const CgroupEntry& e, const cache::FlushInput& in);
   Duration lookahead() const noexcept { return config_.collector.probe_interval * 3 / 2; }
   void decide(TimePoint now, PassReport& report);  // probes taken: which cgroups want a read -> wanted_
   void read_wanted(TimePoint now, PassReport& report);
@@ -190,6 +191,7 @@ class Collector {
   std::vector<unsigned char> quiet_;
   QuietLanes lanes_;
   bool pass_host_swap_ = true;  // this pass's io_.host_has_swap()
+  int64_t pass_bucket_ = 0;     // this pass's cache::WindowMax bucket (the lane records')
   bool lane_on_ = true;
   uint64_t config_generation_ = 0;
   std::vector<cache::ReadCandidate> wanted_;

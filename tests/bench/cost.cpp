@@ -454,7 +454,11 @@ struct Window {
   int scrapes = 0;
   double every = 0;
   double per(double cpu) const { return cpu / cgroups / seconds * 1e6; }  // us per cgroup per second
-  double phase(const char* p) { return last.phase[p] - first.phase[p]; }
+  double phase(const char* p) const { return at(last, p) - at(first, p); }
+  static double at(const Reading& r, const char* p) {
+    const auto it = r.phase.find(p);
+    return it == r.phase.end() ? 0.0 : it->second;
+  }
 };
 
 // The decomposition table, where "other" ran, and the front's own cost.
@@ -526,11 +530,7 @@ void print_beside(const Window& w, const Bare& bare, const memcg::bench::BareBes
   // alone, which the figures per pass do not.
   const double passes = w.last.passes - w.first.passes;
   if (passes > 0) {
-    auto at = [](const Reading& r, const char* p) {
-      const auto it = r.phase.find(p);
-      return it == r.phase.end() ? 0.0 : it->second;
-    };
-    auto per_pass = [&](const char* p) { return (at(w.last, p) - at(w.first, p)) / w.cgroups / passes * 1e6; };
+    auto per_pass = [&](const char* p) { return w.phase(p) / w.cgroups / passes * 1e6; };
     std::printf("COST passes in the window: %.0f (%.3f a second); per pass, us per cgroup: probe %.2f, read %.2f, "
                 "wait %.2f (the bare loop beside it: %.2f a tick)\n",
                 passes, passes / w.seconds, per_pass("probe"), per_pass("read"), per_pass("wait"), beside.us());
