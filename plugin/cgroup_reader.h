@@ -21,6 +21,7 @@
 #include "base/parse/event_keys.h"
 #include "base/parse/flat_keyed.h"
 #include "base/parse/stat_keys.h"
+#include "base/text/digest.h"
 #include "plugin/pass_report.h"
 
 namespace memcg {
@@ -28,7 +29,7 @@ namespace memcg {
 class CgroupReader {
  public:
   CgroupReader(const std::string& root, Clock& clock, cgroupfs::FileIo& io, Counters& counters)
-      : root_(root), clock_(clock), io_(io), counters_(counters) {}
+      : root_(root), clock_(clock), io_(io), counters_(counters), digest_key_(random_digest_key()) {}
 
   struct Probe {
     cache::ProbeDelta delta;    // change since the previous probe
@@ -170,6 +171,9 @@ class CgroupReader {
   // memory.peak into rec when `take` (else the previous record's), reset
   // after the read where the descriptor allows (CgroupEntry::peak_resettable).
   void read_peak(const CgroupEntry& e, bool take, TimePoint t0, StatRecord& rec, PassReport& report);
+  // memory.stat's bytes into rec: its digest, and its values parsed, or the
+  // last record's where the bytes are the same.
+  void take_stat_values(const StatRecord* last, std::string_view text, StatRecord& rec);
   struct EventsUpdate;
   bool read_memory_events(const CgroupEntry& e, EventsUpdate& u, EventsRead& out, PassReport& report);
   void read_swap_events(const CgroupEntry& e, EventsUpdate& u, PassReport& report);
@@ -185,6 +189,10 @@ class CgroupReader {
   std::array<std::string, kStatBatch> stat_bufs_;  // one per memory.stat of a batch
   parse::LayoutCache stat_layout_, events_layout_, local_layout_, swap_layout_;  // one kernel, one key order
   parse::StatValues stat_scratch_;
+  // Random per reader, so no cgroup's counters can be chosen to make a
+  // changed memory.stat digest as the unchanged one did.
+  text::DigestKey digest_key_;
+  static text::DigestKey random_digest_key() noexcept;
   parse::EventValues events_scratch_;
   // The one-minute high's bucket for the pass's time, computed at its first probe.
   cache::WindowMax::At window_at(TimePoint now) noexcept {

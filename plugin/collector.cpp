@@ -496,6 +496,7 @@ void Collector::fill(Snapshot& snap) {
   snap.reads = counters_.reads;
   snap.skips = counters_.skips;
   snap.reads_deferred = counters_.deferred;
+  snap.reads_unchanged = counters_.stat_unchanged;
   snap.rescans_walked = counters_.rescans_walked;
   snap.rescans_counted = counters_.rescans_counted;
   snap.event_wakeups = counters_.event_wakeups;

@@ -55,6 +55,7 @@ struct Counters {
   std::array<uint64_t, cache::kReadReasonCount> reads{};               // memory.stat reads by reason
   uint64_t skips = 0;     // probes that served cached memory.stat values
   uint64_t deferred = 0;  // reads the read budget postponed (also skips)
+  uint64_t stat_unchanged = 0;  // memory.stat reads whose bytes were the last read's: not parsed again
   uint64_t rescans_walked = 0, rescans_counted = 0;  // rescans that walked the tree / that cgroup.stat's count spared
   // Wake-ups between passes because the kernel flagged an event file, and
   // the cgroups whose event files they read.

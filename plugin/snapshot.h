@@ -58,6 +58,14 @@ struct StatRecord {
   TimePoint read_at{};
   WallTime read_at_wall{};  // the same instant on the wall clock, exported as a Unix timestamp
   parse::StatValues values;
+  // The bytes `values` were parsed from, as a keyed digest (base/text/
+  // digest.h) and a length, with the malformed lines they held: a re-read
+  // that returns the same bytes keeps the values without parsing them
+  // (CgroupReader::finish_stat). text_len 0: no digest (an empty read, a
+  // record not made by a read).
+  uint64_t text_digest = 0;
+  uint32_t text_len = 0;
+  uint32_t malformed = 0;
   // The previous read's values, for the per-second rates: computed when asked
   // (the full profile, the JSON API), not with every read.
   std::array<uint64_t, parse::kStatKeyCount> prev_values{};
@@ -156,6 +164,7 @@ struct Snapshot {
   std::array<uint64_t, cache::kReadReasonCount> reads{};  // totals since start
   uint64_t skips = 0;
   uint64_t reads_deferred = 0;  // reads the read budget postponed (counted in skips too)
+  uint64_t reads_unchanged = 0;  // reads whose bytes were the cgroup's last read's (not parsed again)
   uint64_t rescans_walked = 0, rescans_counted = 0;  // rescans that walked / that cgroup.stat's count spared
   ReadHistogram stat_read_seconds;
   PassHistogram pass_seconds;

@@ -154,6 +154,7 @@ struct Reading {
   double buffered = 0;                       // memcg_exporter_http_response_buffer_bytes
   double wakeups = 0;                        // memcg_exporter_event_wakeups_total
   double passes = 0;                         // memcg_exporter_passes_total
+  double unchanged = 0;                      // memcg_exporter_stat_reads_unchanged_total
   bool ok = false;
 };
 
@@ -172,6 +173,7 @@ Reading scrape(int port, pid_t pid) {
   const std::string kFiles = "memcg_exporter_file_reads_total{file=\"";
   const std::string kWakeups = "memcg_exporter_event_wakeups_total ";
   const std::string kPasses = "memcg_exporter_passes_total ";
+  const std::string kUnchanged = "memcg_exporter_stat_reads_unchanged_total ";
   for (size_t pos = 0; (pos = body.find('\n', pos)) != std::string::npos;) {
     ++pos;
     if (body.compare(pos, key.size(), key) == 0) {
@@ -186,6 +188,8 @@ Reading scrape(int port, pid_t pid) {
       r.wakeups = std::atof(body.c_str() + pos + kWakeups.size());
     } else if (body.compare(pos, kPasses.size(), kPasses) == 0) {
       r.passes = std::atof(body.c_str() + pos + kPasses.size());
+    } else if (body.compare(pos, kUnchanged.size(), kUnchanged) == 0) {
+      r.unchanged = std::atof(body.c_str() + pos + kUnchanged.size());
     } else if (body.compare(pos, kBuffered.size(), kBuffered) == 0) {
       r.buffered = std::atof(body.c_str() + pos + kBuffered.size());
     } else if (body.compare(pos, kFiles.size(), kFiles) == 0) {
@@ -552,7 +556,8 @@ void print_reads(Window& w, const Bare& bare, double whole) {
   std::printf("COST reads by reason:");
   for (const auto& [reason, v] : w.last.reasons)
     if (v > w.first.reasons[reason]) std::printf(" %s %.1f/s", reason.c_str(), (v - w.first.reasons[reason]) / w.seconds);
-  std::printf("\n");
+  // Reads that returned the cgroup's previous bytes: kept, not parsed.
+  std::printf("; unchanged (not parsed again) %.0f of %.0f\n", w.last.unchanged - w.first.unchanged, reads);
   // The floor of the job as configured: every cgroup's memory.current once
   // a second and, for each memory.stat read the policy made, a bare pread
   // + parse of memory.stat. What the daemon costs above it is its own work

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <thread>
@@ -127,6 +128,53 @@ TEST_F(CollectorTest, ValuesStayAsReadUntilThePolicyRereads) {
   // by the pass after, at age + 1 s, it would have been 10 s = max_age.
   EXPECT_LE(age, 9);
   EXPECT_EQ(view(*c, "b").skips, static_cast<uint64_t>(age - 1));
+}
+
+// A max_age read whose memory.stat is the last read's, byte for byte, keeps
+// the last values without a parse (memcg_exporter_stat_reads_unchanged_total);
+// a changed byte, even one that keeps the length, is parsed; the malformed
+// lines of an unchanged file are counted at every read, as a parse would.
+TEST_F(CollectorTest, AReReadOfTheSameBytesKeepsItsValuesAndAChangedByteIsParsed) {
+  auto c = make();
+  pass(*c);
+  EXPECT_EQ(c->latest()->reads_unchanged, 0u) << "a first read has nothing to compare with";
+  // Until every cgroup's max_age read came and went, nothing changed.
+  for (int i = 0; i < 10; ++i) pass(*c);
+  const uint64_t max_age_reads = c->latest()->reads[static_cast<size_t>(ReadReason::max_age)];
+  ASSERT_GE(max_age_reads, 5u);
+  EXPECT_EQ(c->latest()->reads_unchanged, max_age_reads);
+  EXPECT_EQ(stat(*c, "b", "anon"), (1u << 20) / 2);
+  EXPECT_EQ(stat(*c, "b", "pgfault"), 100u);
+
+  // pgfault 100 -> 109: the same length, another value.
+  auto body = tree.spec("b").stat;
+  tree.set_stat("b", body.set("pgfault", 109));
+  const uint64_t b_reads = reads(*c, "b", ReadReason::max_age);
+  while (reads(*c, "b", ReadReason::max_age) == b_reads) pass(*c);
+  EXPECT_EQ(stat(*c, "b", "pgfault"), 109u) << "one changed digit is a changed file";
+  const CgroupView& b = view(*c, "b");
+  ASSERT_TRUE(b.stat);
+  EXPECT_EQ(b.stat->prev_values[*parse::stat_key_table().find("pgfault")], 100u);
+
+  // A line the parser cannot read, kept in the file: counted at each read.
+  {
+    std::ofstream f(tree.root() + "/b/memory.stat", std::ios::app);
+    f << "anon_thp notanumber\n";
+  }
+  const auto stat_errors = [&] { return c->latest()->parse_errors[static_cast<size_t>(FileKind::stat)]; };
+  const uint64_t errors0 = stat_errors();
+  for (int read = 1; read <= 2; ++read) {
+    const uint64_t before = reads(*c, "b", ReadReason::max_age);
+    const uint64_t unchanged = c->latest()->reads_unchanged;
+    while (reads(*c, "b", ReadReason::max_age) == before) pass(*c);
+    EXPECT_EQ(stat_errors(), errors0 + static_cast<uint64_t>(read)) << "read " << read;
+    EXPECT_EQ(stat(*c, "b", "pgfault"), 109u);
+    // The first read of the new bytes parses them; the second keeps them
+    // (other cgroups' reads may count too).
+    if (read == 2) {
+      EXPECT_GT(c->latest()->reads_unchanged, unchanged);
+    }
+  }
 }
 
 TEST_F(CollectorTest, MaxAgeRefreshesAreSpreadOverTime) {

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <set>
 #include <string>
 
 #include "base/parse/digits.h"
@@ -13,6 +14,7 @@
 #include "base/parse/single_value.h"
 #include "base/parse/stat_keys.h"
 #include "base/text/buffer.h"
+#include "base/text/digest.h"
 #include "base/text/short_bytes.h"
 #include "tests/fixtures/tree.h"
 #include "tests/unit/alloc_counter.h"
@@ -242,6 +244,33 @@ TEST(ShortBytes, CopyAndCompareAgreeWithTheLibraryAtEveryLength) {
       ASSERT_FALSE(text::same_bytes(dst + 1, src + 3, n)) << n << " at " << at;
       dst[1 + at] ^= 1;
     }
+  }
+}
+
+// The digest that spares an unchanged memory.stat its parse: the same bytes
+// in another buffer digest alike; any one byte changed anywhere (every bit of
+// it, one at a time), the text cut or grown by a zero byte at any length, or
+// another key, digest differently.
+TEST(Digest, SameBytesAlikeAndAnyChangeOrLengthDifferent) {
+  std::string text;
+  for (uint64_t i = 0; i < 60; ++i) text += "key_" + std::to_string(i) + " " + std::to_string(1000003 * i) + "\n";
+  const text::DigestKey key;  // the fixed key (a process draws its own)
+  const std::string copy = text;
+  const uint64_t d = text::digest(text, key);
+  EXPECT_EQ(text::digest(copy, key), d);
+  EXPECT_NE(text::digest(text, text::DigestKey{0x9e3779b97f4a7c15, 0xbf58476d1ce4e5b9, 0x94d049bb133111eb}), d);
+  std::set<uint64_t> seen{d};
+  std::string t = text;
+  for (size_t at = 0; at < t.size(); ++at)
+    for (int bit = 0; bit < 8; ++bit) {
+      t[at] = static_cast<char>(t[at] ^ (1 << bit));
+      ASSERT_TRUE(seen.insert(text::digest(t, key)).second) << at << " bit " << bit;
+      t[at] = text[at];
+    }
+  for (size_t n = 0; n < text.size(); ++n) {  // every length, short texts included
+    const std::string_view cut(text.data(), n);
+    ASSERT_TRUE(seen.insert(text::digest(cut, key)).second) << n;
+    ASSERT_TRUE(seen.insert(text::digest(std::string(cut) + '\0', key)).second) << n;
   }
 }
 
