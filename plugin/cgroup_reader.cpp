@@ -388,7 +388,7 @@ CgroupReader::StatRead CgroupReader::read_stat(const CgroupEntry& e, const cache
 }
 
 // A quiet cgroup's memory.stat reads the same, byte for byte, at most of its
-// max_age reads: its values are then the last read's, and the digest (~1,000
+// max_age reads: its values are then the last read's, and the digest (~470
 // instructions) spares the parse (~5,600). Its malformed lines are counted
 // again, as a parse of the same bytes would.
 void CgroupReader::take_stat_values(const StatRecord* last, std::string_view text, StatRecord& rec) {

@@ -61,7 +61,7 @@ struct StatRecord {
   // The bytes `values` were parsed from, as a keyed digest (base/text/
   // digest.h) and a length, with the malformed lines they held: a re-read
   // that returns the same bytes keeps the values without parsing them
-  // (CgroupReader::finish_stat). text_len 0: no digest (an empty read, a
+  // (CgroupReader::take_stat_values). text_len 0: no digest (an empty read, a
   // record not made by a read).
   uint64_t text_digest = 0;
   uint32_t text_len = 0;

@@ -1,7 +1,7 @@
 // A keyed 64-bit digest of a file's bytes: whether a re-read returned the
 // very bytes of the read before it, without keeping those bytes (1.5 KiB of
 // memory.stat per cgroup) or parsing them again. About one multiplication per
-// 16 bytes: a memory.stat of ~1.5 KiB digests in ~1,000 instructions where
+// 16 bytes: a memory.stat of ~1.5 KiB digests in ~470 instructions where
 // its parse takes ~5,600 (docs/performance.md).
 //
 // Not cryptographic. A block's multiplication by zero (a word equal to a key
