@@ -8,6 +8,7 @@
 #include "plugin/cache/rates.h"  // the probe's memory.current rate
 #include "plugin/cgroupfs/kept_file.h"
 #include "plugin/cgroupfs/oomd_xattr.h"
+#include "base/parse/cgroup_stat.h"
 #include "base/parse/psi.h"
 #include "base/parse/single_value.h"
 
@@ -27,6 +28,10 @@ constexpr parse::EventKey kNotableEvents[] = {parse::ev_high, parse::ev_max, par
 
 // ... and those an event wake-up publishes at once: the OOM killer ran.
 constexpr parse::EventKey kKillEvents[] = {parse::ev_oom, parse::ev_oom_kill, parse::ev_oom_group_kill};
+
+bool any_kills(const parse::EventValues& v) noexcept {
+  return std::any_of(std::begin(kKillEvents), std::end(kKillEvents), [&](parse::EventKey k) { return v.get(k).value_or(0) > 0; });
+}
 
 // A kill frees most of a cgroup's memory: the probe that sees usage fall to
 // half or less of the previous one (from at least 1 MiB) looks for
@@ -324,11 +329,18 @@ CgroupReader::EventsRead CgroupReader::read_events(CgroupEntry& e, EventFiles wh
                                                   PassReport& report) {
   EventsRead out;
   const bool first = !e.has_probe;
-  // cgroup.events is not parsed: its flag is what says to read the others
-  // now, and a read is what clears it (the epoll set is level-triggered).
+  // cgroup.events: its flag is what says to read the others now, and a read
+  // is what clears it (the epoll set is level-triggered). Its "populated"
+  // says whether the counts read after it are final.
+  std::optional<bool> populated;
   if (which.exit) {
-    const Status exit = read(e, FileKind::cgroup_events, report).status;
+    const FileRead r = read(e, FileKind::cgroup_events, report);
+    const Status exit = r.status;
     if (exit == Status::gone) return {.gone = true};
+    if (exit == Status::ok) {
+      populated = parse::parse_populated(r.text);
+      if (!populated) parse_error(FileKind::cgroup_events);
+    }
     // A flag no read clears would wake the collector every millisecond:
     // the file is closed, which takes it out of the set (read() counted
     // the error; exits are then learnt as without the watch).
@@ -339,12 +351,16 @@ CgroupReader::EventsRead CgroupReader::read_events(CgroupEntry& e, EventFiles wh
   }
   EventsUpdate u{e.probe.events.get(), nullptr};
   if ((which.events || which.exit || first) && !read_memory_events(e, u, out, report)) return {.gone = true};
+  if (populated) e.events_after_exit = !*populated;
   if (which.swap || which.exit || first) read_swap_events(e, u, report);
   if (which.oomd) read_oomd(e, u, out, report);
   if (u.next) {
     u.next->read_at = now;
     e.probe.events = std::move(u.next);
     out.changed = true;
+    // A first read that found kills may have found them before the
+    // parent's read did; one that found none holds no parent's base back.
+    if (out.kill || (!u.cur && any_kills(e.probe.events->events))) e.kills_at = now;
   }
   return out;
 }

@@ -25,6 +25,7 @@
 #include "plugin/cgroupfs/file_io.h"
 #include "plugin/cgroupfs/walk.h"
 #include "plugin/pass_report.h"
+#include "plugin/removed_kills.h"
 #include "plugin/snapshot.h"
 #include "base/sys/unique_fd.h"
 
@@ -83,6 +84,12 @@ struct CgroupEntry {
   bool events_polled = false;       // memory.events is in the epoll set: read only when flagged
   bool swap_events_polled = false;  // likewise memory.swap.events (else read with the limits)
   bool exit_polled = false;         // cgroup.events is in the exit set (cgroup_files.h, ReadAt::on_exit)
+  // memory.events was read after cgroup.events said "populated 0": its
+  // counts are final unless a task joins again. A cgroup removed without it
+  // may have had its last kill counted only in its parent's (removed_kills.h).
+  bool events_after_exit = false;
+  KillLedger kills;  // as a parent: what its children's counts leave unexplained (removed_kills.h)
+  TimePoint kills_at{};  // the read that found oom, oom_kill or oom_group_kill changed (or the first, if any)
   // Read between passes by an event wake-up (Collector::run_event_pass):
   // what the next pass's probe would have learnt from reading them itself.
   bool events_changed_owed = false, events_notable_owed = false;

@@ -301,7 +301,9 @@ PassReport Collector::run_pass() {
   counters_.read_cpu += cpu3 - cpu2;   // memory.stat reads with peak, pressure and limits
 
   table_.erase_gone(report);
-  bury_departed(now);
+  bury_departed(now, report);
+  // Every rescan (not every pass: it visits every cgroup's counters).
+  if (report.rescanned) settle_kill_ledgers(now);
   if (table_.walk_owed()) need_rescan_ = true;
   report.root_ok = table_.root_ok();
   report.limited = table_.limited();
@@ -312,8 +314,9 @@ PassReport Collector::run_pass() {
   return report;
 }
 
-void Collector::bury_departed(TimePoint now) {
-  const std::vector<CgroupEntry> departed = table_.take_departed();
+void Collector::bury_departed(TimePoint now, PassReport& report) {
+  std::vector<CgroupEntry> departed = table_.take_departed();
+  if (!departed.empty()) recover_removed_kills(departed, now, report);
   const auto records = departed.empty() ? nullptr : identity_.records();
   const WallTime wall = departed.empty() ? WallTime{} : pass_wall_ + std::chrono::duration_cast<WallTime::duration>(clock_.now() - now);
   for (const CgroupEntry& e : departed) {
@@ -350,7 +353,7 @@ bool Collector::run_event_pass() {
   if (gone) {
     pass_wall_ = clock_.wall();
     table_.erase_gone(report);
-    bury_departed(now);
+    bury_departed(now, report);
   }
   const Duration cpu1 = clock_.thread_cpu();
   counters_.probe_cpu += cpu1 - cpu0;
@@ -503,6 +506,8 @@ void Collector::fill(Snapshot& snap) {
   snap.quiet_probes = counters_.quiet_probes;
   snap.lane_probes = counters_.lane_probes;
   snap.event_wakeup_reads = counters_.event_wakeup_reads;
+  snap.kills_recovered = counters_.kills_recovered;
+  snap.kills_unattributed = counters_.kills_unattributed;
   // Built once per configuration and shared by its snapshots: a pass
   // allocates nothing per rule.
   if (!rules_) rules_ = std::make_shared<const std::vector<std::shared_ptr<const config::Settings>>>(config_.resolved());

@@ -139,7 +139,20 @@ class Collector {
   Duration build_snapshot(Duration cpu0);
   void fill(Snapshot& snap);
   void store(std::shared_ptr<const Snapshot> next);
-  void bury_departed(TimePoint now);  // the table's dropped cgroups -> tombstones_; expiry
+  // The table's dropped cgroups -> tombstones_ (their unread kills
+  // recovered first); expiry.
+  void bury_departed(TimePoint now, PassReport& report);
+  // removed_kills.h, in collector_kills.cpp: each parent's base where its
+  // counts and its children's stood still; at a removal, the parent's and
+  // children's counts read again and what they leave unexplained given to
+  // the one removed child that was not read after its exit.
+  void settle_kill_ledgers(TimePoint now);
+  void recover_removed_kills(std::vector<CgroupEntry>& departed, TimePoint now, PassReport& report);
+  void settle_removal(size_t parent, std::span<CgroupEntry* const> removed, TimePoint now, PassReport& report);
+  bool read_children_fresh(size_t parent, TimePoint now, KillCounts& sum, PassReport& report);
+  bool all_descendants_collected(size_t parent);
+  KillCounts live_children(size_t parent) const;
+  static void give(CgroupEntry& e, const KillCounts& given);
   std::shared_ptr<const Roster> shared_roster();
   void mark_forced();   // refresh requests from other threads -> CgroupEntry::forced
   void count_skip(CgroupEntry& e, PassReport& report) noexcept;
@@ -174,6 +187,11 @@ class Collector {
   std::optional<Duration> ended_cpu_;
   Duration ended_probe_cpu_{0};
   Tombstones tombstones_;
+  // settle_kill_ledgers' sums, kept between passes so it allocates nothing.
+  std::vector<KillCounts> ledger_children_;
+  std::vector<TimePoint> ledger_newest_;
+  std::vector<unsigned char> ledger_unknown_;
+  std::string kills_buf_;  // a parent's cgroup.stat
 
   // Reused between passes so the steady state allocates nothing per cgroup.
   std::vector<cache::ProbeDelta> deltas_;

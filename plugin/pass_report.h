@@ -60,6 +60,10 @@ struct Counters {
   // Wake-ups between passes because the kernel flagged an event file, and
   // the cgroups whose event files they read.
   uint64_t event_wakeups = 0, event_wakeup_reads = 0;
+  // Kill events of removed cgroups that their own reads missed, given back
+  // to them from their parent's count, or left to the parent's count alone
+  // (removed_kills.h).
+  uint64_t kills_recovered = 0, kills_unattributed = 0;
   // Probes that found a cgroup's usage files byte for byte as before and
   // nothing flagged (CgroupReader::probe_quiet). Not exported: the tests and
   // benchmarks check with it that the quiet path is the one taken.

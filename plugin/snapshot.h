@@ -156,6 +156,7 @@ struct Snapshot {
   uint64_t limits_watched = 0;      // cgroups whose limit files are watched: limits re-read only after a write
   uint64_t events_polled = 0;       // cgroups whose memory.events is read only when the kernel flags a change
   uint64_t event_wakeups = 0, event_wakeup_reads = 0;  // Counters' of the same names
+  uint64_t kills_recovered = 0, kills_unattributed = 0;  // likewise
   uint64_t quiet_probes = 0;                           // likewise (not exported)
   uint64_t lane_probes = 0;                            // likewise (not exported)
   std::array<uint64_t, kFileKindCount> read_errors{};   // totals since start

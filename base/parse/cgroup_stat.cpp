@@ -4,8 +4,10 @@
 
 namespace memcg::parse {
 
-std::optional<uint64_t> parse_nr_descendants(std::string_view text) noexcept {
-  constexpr std::string_view kKey = "nr_descendants ";
+namespace {
+
+// The value of the one line "KEY N" (`key` with its space), or nullopt.
+std::optional<uint64_t> counted_line(std::string_view text, std::string_view kKey) noexcept {
   std::optional<uint64_t> found;
   std::string_view line;
   while (next_line(text, line)) {
@@ -15,6 +17,18 @@ std::optional<uint64_t> parse_nr_descendants(std::string_view text) noexcept {
     found = v;
   }
   return found;
+}
+
+}  // namespace
+
+std::optional<uint64_t> parse_nr_descendants(std::string_view text) noexcept {
+  return counted_line(text, "nr_descendants ");
+}
+
+std::optional<bool> parse_populated(std::string_view text) noexcept {
+  const auto v = counted_line(text, "populated ");
+  if (!v || *v > 1) return std::nullopt;
+  return *v == 1;
 }
 
 bool lists_controller(std::string_view text, std::string_view name) noexcept {

@@ -348,5 +348,111 @@ TEST(EventSpacing, AtMostOneWakeUpPerSpacingWhateverTheKernelRaisesAndExitsHaveT
   EXPECT_EQ(s.wake_at(), clock.peek());
 }
 
+// The race the exit watch cannot always win: the runtime removes the
+// cgroup before the wake-up reads it, and the kill lives on only in the
+// parent's count (removed_kills.h). In a fixture tree the removed files stay
+// readable, so the kill is written into the parent's memory.events alone,
+// as if the cgroup's own had gone before it was read.
+class RemovedKillsTest : public EventsTest {
+ protected:
+  RemovedKillsTest() {
+    cfg.collector.rescan_interval = 10s;  // the walk finds the removal (and the ledgers settle) every pass
+    descendants(2);
+  }
+  void descendants(int n) { tree.write("pods", "cgroup.stat", "nr_descendants " + std::to_string(n) + "\nnr_dying_descendants 0\n"); }
+  void killed_in_parent_only(uint64_t n) {
+    tree.set_event("pods", "oom", n);
+    tree.set_event("pods", "oom_kill", n);
+  }
+  // Two passes (the second takes the parent's base), a kill only the parent
+  // counted, `paths` removed (`left` descendants then), and the pass that
+  // finds them gone.
+  std::unique_ptr<Collector> kill_and_remove(const std::vector<std::string>& paths, int left) {
+    auto c = make();
+    pass(*c);
+    pass(*c);
+    killed_in_parent_only(1);
+    for (const auto& p : paths) tree.remove(p);
+    descendants(left);
+    pass(*c);
+    return c;
+  }
+  const CgroupView* removed(Collector& c, const std::string& path) {
+    return c.latest()->removed ? find(*c.latest()->removed, path) : nullptr;
+  }
+};
+
+TEST_F(RemovedKillsTest, AKillOnlyTheParentCountedIsGivenToTheOneChildRemovedUnread) {
+  auto c = make();
+  pass(*c);
+  // A parent held at its limit: its max count moves right before the pass.
+  clock.advance(10s - 5ms);
+  tree.set_event("pods", "max", 40);
+  ASSERT_TRUE(poller->flag(tree.dir("pods") + "/memory.events"));
+  c->run_event_pass();
+  tree.add("pods/c3", spec(1 << 20));  // and a child first read by the same pass, without kills
+  descendants(3);
+  clock.advance(5ms);
+  c->run_pass();  // the kill counts stood still a pass: the parent's base is taken
+  killed_in_parent_only(1);
+  tree.remove("pods/c1");
+  descendants(2);
+  pass(*c);
+  const CgroupView* t = removed(*c, "pods/c1");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(event(*t, parse::ev_oom_kill), 1u) << "recovered from the parent's count";
+  EXPECT_EQ(event(*t, parse::ev_oom), 1u);
+  EXPECT_EQ(event(*t, parse::ev_oom_group_kill), 0u);
+  EXPECT_EQ(c->latest()->kills_recovered, 2u);
+  EXPECT_EQ(c->latest()->kills_unattributed, 0u);
+  EXPECT_EQ(event(view(*c, "pods"), parse::ev_oom_kill), 1u) << "the parent's own count as the kernel has it";
+  EXPECT_EQ(event(view(*c, "pods/c2"), parse::ev_oom_kill), 0u);
+
+  // Given once: the next removal finds nothing more to explain.
+  tree.remove("pods/c2");
+  descendants(1);
+  pass(*c);
+  EXPECT_EQ(event(*removed(*c, "pods/c2"), parse::ev_oom_kill), 0u);
+  EXPECT_EQ(c->latest()->kills_recovered, 2u);
+}
+
+TEST_F(RemovedKillsTest, TwoChildrenRemovedUnreadAtOnceLeaveTheKillToTheParent) {
+  auto c = kill_and_remove({"pods/c1", "pods/c2"}, 0);
+  EXPECT_EQ(event(*removed(*c, "pods/c1"), parse::ev_oom_kill), 0u);
+  EXPECT_EQ(event(*removed(*c, "pods/c2"), parse::ev_oom_kill), 0u);
+  EXPECT_EQ(c->latest()->kills_recovered, 0u);
+  EXPECT_EQ(c->latest()->kills_unattributed, 2u) << "oom and oom_kill, counted once";
+}
+
+TEST_F(RemovedKillsTest, ADescendantNotCollectedMayHaveHadTheKill) {
+  cfg.collector.exclude = {*config::Glob::compile("pods/hidden", nullptr)};
+  cfg.resolve();
+  tree.add("pods/hidden", spec(1 << 20));
+  descendants(3);
+  auto c = kill_and_remove({"pods/c1"}, 2);
+  EXPECT_EQ(event(*removed(*c, "pods/c1"), parse::ev_oom_kill), 0u);
+  EXPECT_EQ(c->latest()->kills_unattributed, 2u);
+}
+
+TEST_F(RemovedKillsTest, AChildReadAfterItsExitKeepsItsOwnCountsAndCostsNoRead) {
+  auto c = make();
+  pass(*c);
+  pass(*c);
+  tree.write("pods/c1", "cgroup.events", "populated 0\nfrozen 0\n");
+  ASSERT_TRUE(exits->flag(tree.dir("pods/c1") + "/cgroup.events"));
+  clock.advance(1ms);
+  c->run_event_pass();
+  pass(*c);  // publishes what the wake-up read
+  const uint64_t reads = c->latest()->file_reads[static_cast<size_t>(FileKind::events)];
+  killed_in_parent_only(1);  // another's: a cgroup the walk never saw, say
+  tree.remove("pods/c1");
+  descendants(1);
+  pass(*c);
+  EXPECT_EQ(event(*removed(*c, "pods/c1"), parse::ev_oom_kill), 0u) << "its counts were final";
+  EXPECT_EQ(c->latest()->kills_recovered + c->latest()->kills_unattributed, 0u);
+  EXPECT_EQ(c->latest()->file_reads[static_cast<size_t>(FileKind::events)], reads)
+      << "no read of the parent's or the siblings' counts for a removal whose counts were final";
+}
+
 }  // namespace
 }  // namespace memcg

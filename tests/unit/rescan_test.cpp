@@ -26,6 +26,14 @@ TEST(CgroupStat, ReadsTheLiveDescendantCount) {
     EXPECT_FALSE(parse::parse_nr_descendants(bad)) << bad;
 }
 
+TEST(CgroupStat, ReadsWhetherTheLastTaskExited) {
+  EXPECT_EQ(parse::parse_populated("populated 1\nfrozen 0\n"), std::optional<bool>(true));
+  EXPECT_EQ(parse::parse_populated("populated 0\nfrozen 0\n"), std::optional<bool>(false));
+  EXPECT_EQ(parse::parse_populated("frozen 1\npopulated 0"), std::optional<bool>(false));
+  for (const char* bad : {"", "frozen 0\n", "populated 2\n", "populated\n", "populated 0\npopulated 1\n"})
+    EXPECT_FALSE(parse::parse_populated(bad)) << bad;
+}
+
 TEST(CgroupStat, FindsAControllerByName) {
   EXPECT_TRUE(parse::lists_controller("cpuset cpu io memory hugetlb pids rdma misc\n", "memory"));
   EXPECT_TRUE(parse::lists_controller("memory", "memory"));
