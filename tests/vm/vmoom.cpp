@@ -8,9 +8,11 @@
 // and polls /metrics until the kill shows (memcg_memory_events_total
 // oom_kill of the cgroup's id) and the removal is marked. Prints
 //   VMOOM id=ID rmdir_tries=T kill_to_rmdir_ms=R kill_to_removed_ms=X
-//         kill_to_metrics_ms=Y removed_marked=1 exit_reads=N
-// (N: the cgroup.events reads the exit brought, at least 1) and exits 0, or
-// says what failed and exits 1.
+//         kill_to_metrics_ms=Y removed_marked=1 exit_reads=N recovered=K
+// (N: the cgroup.events reads the exit brought, at least 1; K: the kill
+// events the exporter recovered from the parent's count because the cgroup
+// was removed before its own counts were read, docs/oom.md) and exits 0, or
+// says what failed (with what the exporter serves of the cgroup) and exits 1.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -55,17 +57,49 @@ bool write_file(const std::string& path, const std::string& text) {
   }
 }
 
-// memcg_exporter_file_reads_total{file="cgroup.events"} in a /metrics body, -1 if absent.
-long exit_reads(const std::string& body) {
-  const std::string series = "memcg_exporter_file_reads_total{file=\"cgroup.events\"} ";
-  const size_t at = body.find(series);
-  return at == std::string::npos ? -1 : std::atol(body.c_str() + at + series.size());
+// A series' value in a /metrics body (`series` with its trailing space, at
+// the start of a line: not its # HELP), -1 if absent.
+long served(const std::string& body, const std::string& series) {
+  const size_t at = body.find("\n" + series);
+  return at == std::string::npos ? -1 : std::atol(body.c_str() + at + 1 + series.size());
 }
+long exit_reads(const std::string& body) {
+  return served(body, "memcg_exporter_file_reads_total{file=\"cgroup.events\"} ");
+}
+long recovered(const std::string& body) { return served(body, "memcg_exporter_removed_kills_recovered_total "); }
 
 bool fail(const char* what) {
   std::printf("VMOOM FAIL %s\n", what);
   std::fflush(stdout);
   return false;
+}
+
+// What the exporter serves of cgroup `id` and of its own event handling, a
+// line each (VMOOM SERVED ...): when a kill did not show, whether the cgroup
+// was kept with a count of 0, marked removed, or not kept at all, and what
+// its wake-ups read.
+void print_served(int port, const std::string& id) {
+  const std::string of_id = "cgroup_id=\"" + id + "\"";
+  const std::string marked = "memcg_cgroup_removed_timestamp_seconds{" + of_id;
+  std::string body = http_get(port, "/metrics");
+  for (int i = 0; i < 150 && body.find(marked) == std::string::npos; ++i) {  // past the next rescan (10 s)
+    usleep(100'000);
+    body = http_get(port, "/metrics");
+  }
+  size_t at = 0;
+  while (at < body.size()) {
+    size_t end = body.find('\n', at);
+    if (end == std::string::npos) end = body.size();
+    const std::string line = body.substr(at, end - at);
+    const bool own = line.rfind("memcg_exporter_event", 0) == 0 || line.rfind("memcg_exporter_removed", 0) == 0 ||
+                     line.rfind("memcg_exporter_file_reads_total{file=\"cgroup.events", 0) == 0 ||
+                     line.rfind("memcg_exporter_file_reads_total{file=\"memory.events", 0) == 0;
+    if (own || (line.find(of_id) != std::string::npos && line.find("_events_total") != std::string::npos) ||
+        (line.find(of_id) != std::string::npos && line.find("removed") != std::string::npos))
+      std::printf("VMOOM SERVED %s\n", line.c_str());
+    at = end + 1;
+  }
+  std::fflush(stdout);
 }
 
 // Milliseconds from `from` until /metrics holds `needle`, polled every
@@ -82,7 +116,7 @@ double ms_until_served(int port, const std::string& needle, Clock::time_point fr
 // tombstone) within 30 s, and the exporter's cgroup.events reads by then.
 struct AfterRemoval {
   bool kept = false;
-  long exit_reads = -1;
+  long exit_reads = -1, recovered = -1;
 };
 AfterRemoval after_removal(int port, const std::string& id, const std::string& kill) {
   const std::string marked = "memcg_cgroup_removed_timestamp_seconds{cgroup_id=\"" + id + "\"}";
@@ -91,6 +125,7 @@ AfterRemoval after_removal(int port, const std::string& id, const std::string& k
     const std::string m = http_get(port, "/metrics");
     out.kept = m.find(marked) != std::string::npos && m.find(kill) != std::string::npos;
     out.exit_reads = exit_reads(m);
+    out.recovered = recovered(m);
     if (!out.kept) usleep(100'000);
   }
   return out;
@@ -170,7 +205,8 @@ bool run(const std::string& dir, const std::string& rel, int port) {
   // Collected: its info is served (a rescan found it).
   const std::string info = "memcg_cgroup_info{cgroup_id=\"" + id + "\",cgroup=\"" + rel + "\"";
   if (ms_until_served(port, info, Clock::now(), 60'000, 100'000) < 0) return fail("not collected within 60 s");
-  const long exits_before = exit_reads(http_get(port, "/metrics"));
+  const std::string before = http_get(port, "/metrics");
+  const long exits_before = exit_reads(before), recovered_before = recovered(before);
   const std::string kill = "memcg_memory_events_total{cgroup_id=\"" + id + "\",event=\"oom_kill\"} 1\n";
   KillPoller poller(port, kill);
   if (write(go[1], "g", 1) != 1) return fail("go");
@@ -186,12 +222,15 @@ bool run(const std::string& dir, const std::string& rel, int port) {
   // 1 s: long before the next probe (probe_interval 10s), so what the
   // exporter serves of the kill can only come from its wake-up.
   if (removal.done_ms < 0) return fail("not removed within 1 s of the kill");
-  if (seen_ms < 0) return fail("the kill never showed on /metrics");
+  if (seen_ms < 0) {
+    print_served(port, id);
+    return fail("the kill never showed on /metrics");
+  }
   const AfterRemoval after = after_removal(port, id, kill);
   std::printf("VMOOM id=%s rmdir_tries=%d kill_to_rmdir_ms=%.1f kill_to_removed_ms=%.1f kill_to_metrics_ms=%.1f"
-              " removed_marked=%d exit_reads=%ld\n",
+              " removed_marked=%d exit_reads=%ld recovered=%ld\n",
               id.c_str(), removal.tries, removal.began_ms, removal.done_ms, seen_ms, after.kept ? 1 : 0,
-              after.exit_reads - exits_before);
+              after.exit_reads - exits_before, after.recovered - recovered_before);
   std::fflush(stdout);
   if (!after.kept) return fail("the removed cgroup's kill was not kept");
   // The task's exit flagged the cgroup's cgroup.events and the exporter read
