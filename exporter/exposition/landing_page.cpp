@@ -129,6 +129,15 @@ std::string_view profile_keying(config::Profile p) {
 }
 
 // The summary table: what was collected, how often memory.stat was read, errors, the profile.
+// Kill events of removed cgroups that their own reads missed
+// (docs/oom.md#removed-before-read): said only once there were any.
+std::string removed_kills(const Snapshot& snap) {
+  if (snap.kills_recovered == 0 && snap.kills_unattributed == 0) return "";
+  std::string s = "; " + std::to_string(snap.kills_recovered) + " kill events of removed cgroups recovered from their parent's count";
+  if (snap.kills_unattributed) s += ", " + std::to_string(snap.kills_unattributed) + " left to the parent's count alone";
+  return s;
+}
+
 std::string summary_table(const Snapshot& snap, const config::Config& cfg, TimePoint now) {
   uint64_t reads = 0, read_errors = 0, parse_errors = 0;
   for (auto r : snap.reads) reads += r;
@@ -166,7 +175,7 @@ std::string summary_table(const Snapshot& snap, const config::Config& cfg, TimeP
   h += "<tr><td>OOM kills</td><td id=\"oom\">" + std::to_string(kills) + " in collected cgroups since they were created; " +
        std::to_string(removed) + " removed cgroups kept" +
        (snap.removed_dropped ? " (" + std::to_string(snap.removed_dropped) + " dropped for metrics.removed_max)" : "") + "; " +
-       std::to_string(snap.event_wakeups) + " event wake-ups</td></tr>\n";
+       std::to_string(snap.event_wakeups) + " event wake-ups" + removed_kills(snap) + "</td></tr>\n";
   h += "<tr><td>errors</td><td" + std::string(read_errors + parse_errors ? " class=\"warn\"" : "") + ">" +
        std::to_string(read_errors) + " read, " + std::to_string(parse_errors) + " parse</td></tr>\n";
   const SeriesBudget budget = series_per_cgroup(cfg.defaults, cfg.metrics.profile, cfg.collector.max_stat_reads_per_second > 0);

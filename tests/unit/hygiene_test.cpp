@@ -45,6 +45,13 @@ TEST(Hygiene, MetricsAndTheStatusPageReplaceControlCharacters) {
   EXPECT_EQ(page.find('\x07'), std::string::npos);
   EXPECT_NE(page.find("forged\xEF\xBF\xBD[31m"), std::string::npos);
   EXPECT_EQ(page.find("id=\"kernel\""), std::string::npos) << "no kernel table before the kernel is probed";
+  EXPECT_EQ(page.find("recovered from"), std::string::npos) << "no removed cgroup's kill recovered: not said";
+  snap.kills_recovered = 2;
+  snap.kills_unattributed = 1;
+  EXPECT_NE(render_landing_page(snap, config::Config::builtin({4096, 2}), TimePoint{})
+                .find("2 kill events of removed cgroups recovered from their parent's count, 1 left to the parent's count alone"),
+            std::string::npos);
+  snap.kills_recovered = snap.kills_unattributed = 0;
 
   // A kernel release is the host's to choose: escaped like every other text.
   snap.kernel = std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel("/nonexistent", "6.12<script>", {4096, 2}));
