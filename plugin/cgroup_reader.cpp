@@ -1,6 +1,5 @@
 #include "plugin/cgroup_reader.h"
 
-#include <sys/random.h>
 
 #include <algorithm>
 #include <cstring>
@@ -79,15 +78,6 @@ bool CgroupReader::probe_pressure(CgroupEntry& e, TimePoint now, PassReport& rep
   p.psi_at = p.has_psi ? now : TimePoint{};
   if (p.has_psi) parse_error(FileKind::pressure, parse::parse_psi(r.text, p.psi));
   return true;
-}
-
-text::DigestKey CgroupReader::random_digest_key() noexcept {
-  text::DigestKey key;
-  uint64_t r[3];
-  // Without entropy (a kernel that refuses getrandom), the fixed key: the
-  // digest still tells change; it is only guessable.
-  if (::getrandom(r, sizeof r, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof r)) key = {r[0], r[1], r[2]};
-  return key;
 }
 
 void CgroupReader::read_fd(int fd, FileKind kind, Ahead& out) noexcept {

@@ -21,6 +21,7 @@
 #include "base/parse/event_keys.h"
 #include "base/parse/flat_keyed.h"
 #include "base/parse/stat_keys.h"
+#include "base/sys/random_key.h"
 #include "base/text/digest.h"
 #include "plugin/pass_report.h"
 
@@ -29,7 +30,7 @@ namespace memcg {
 class CgroupReader {
  public:
   CgroupReader(const std::string& root, Clock& clock, cgroupfs::FileIo& io, Counters& counters)
-      : root_(root), clock_(clock), io_(io), counters_(counters), digest_key_(random_digest_key()) {}
+      : root_(root), clock_(clock), io_(io), counters_(counters), digest_key_(sys::random_digest_key()) {}
 
   struct Probe {
     cache::ProbeDelta delta;    // change since the previous probe
@@ -192,7 +193,6 @@ class CgroupReader {
   // Random per reader, so no cgroup's counters can be chosen to make a
   // changed memory.stat digest as the unchanged one did.
   text::DigestKey digest_key_;
-  static text::DigestKey random_digest_key() noexcept;
   parse::EventValues events_scratch_;
   // The one-minute high's bucket for the pass's time, computed at its first probe.
   cache::WindowMax::At window_at(TimePoint now) noexcept {

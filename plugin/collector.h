@@ -149,6 +149,7 @@ class Collector {
   void settle_kill_ledgers(TimePoint now);
   void recover_removed_kills(std::vector<CgroupEntry>& departed, TimePoint now, PassReport& report);
   void settle_removal(size_t parent, std::span<CgroupEntry* const> removed, TimePoint now, PassReport& report);
+  size_t subtree_end(size_t parent) const;
   bool read_children_fresh(size_t parent, TimePoint now, KillCounts& sum, PassReport& report);
   bool all_descendants_collected(size_t parent);
   KillCounts live_children(size_t parent) const;

@@ -94,16 +94,25 @@ void Collector::recover_removed_kills(std::vector<CgroupEntry>& departed, TimePo
   }
 }
 
+// One past the parent's last descendant: the table is in path order
+// (CgroupTable::rescan), so a subtree is the run of entries under its root.
+size_t Collector::subtree_end(size_t parent) const {
+  const auto& entries = table_.entries();
+  const std::string_view at = entries[parent].id->path;
+  size_t i = parent + 1;
+  while (i < entries.size() && cgroupfs::path_under(at, entries[i].id->path)) ++i;
+  return i;
+}
+
 // The children's counts read fresh, after the parent's: a kill the parent
 // counts is then in a child's count too (the kernel counts the cgroup first,
 // then its ancestors). False when one is gone: its counts may be missing as
 // well, so no gain can be given to one cgroup.
 bool Collector::read_children_fresh(size_t parent, TimePoint now, KillCounts& sum, PassReport& report) {
   auto& entries = table_.entries();
-  const std::string_view at = entries[parent].id->path;
   sum = {};
   bool all = true;
-  for (size_t i = parent + 1; i < entries.size() && cgroupfs::path_under(at, entries[i].id->path); ++i) {
+  for (size_t i = parent + 1, end = subtree_end(parent); i < end; ++i) {
     if (table_.parents()[i] != static_cast<int>(parent)) continue;
     CgroupEntry& c = entries[i];
     const auto ev = reader_.read_events(c, {.events = true}, now, report);
@@ -130,7 +139,7 @@ bool Collector::all_descendants_collected(size_t parent) {
   if (!r.ok()) return false;
   const auto count = parse::parse_nr_descendants(r.value());
   size_t collected = 0;
-  for (size_t i = parent + 1; i < entries.size() && cgroupfs::path_under(p.id->path, entries[i].id->path); ++i)
+  for (size_t i = parent + 1, end = subtree_end(parent); i < end; ++i)
     if (!entries[i].gone) ++collected;
   return count && *count == collected;
 }
@@ -138,7 +147,7 @@ bool Collector::all_descendants_collected(size_t parent) {
 KillCounts Collector::live_children(size_t parent) const {
   const auto& entries = table_.entries();
   KillCounts sum{};
-  for (size_t i = parent + 1; i < entries.size() && cgroupfs::path_under(entries[parent].id->path, entries[i].id->path); ++i)
+  for (size_t i = parent + 1, end = subtree_end(parent); i < end; ++i)
     if (table_.parents()[i] == static_cast<int>(parent) && entries[i].probe.events)
       sum += kill_counts(entries[i].probe.events->events);
   return sum;

@@ -910,12 +910,13 @@ std::vector<prometheus::MetricFamily> collect_families(const ScrapeContext& ctx)
 }
 
 namespace {
-void render(const ScrapeContext& ctx, text::Buffer& out, Families which) {
+void render(const ScrapeContext& ctx, text::Buffer& out, Families which, std::vector<size_t>* starts = nullptr) {
   TextOut text(out);
   std::vector<std::unique_ptr<TextSink>> sinks;
   for_each_family(
       ctx,
       [&](const MetricDef& def) {
+        if (starts) starts->push_back(out.size());  // families are written one after another
         sinks.push_back(std::make_unique<TextSink>(text, def));
         return sinks.back().get();
       },
@@ -934,7 +935,9 @@ void render(const ScrapeContext& ctx, std::string& out, Families which) {
 void render_text(const ScrapeContext& ctx, std::string& out) { render(ctx, out, Families::all); }
 void render_identity(const ScrapeContext& ctx, std::string& out) { render(ctx, out, Families::identity); }
 void render_values(const ScrapeContext& ctx, std::string& out) { render(ctx, out, Families::values); }
-void render_values(const ScrapeContext& ctx, text::Buffer& out) { render(ctx, out, Families::values); }
+void render_values(const ScrapeContext& ctx, text::Buffer& out, std::vector<size_t>* family_starts) {
+  render(ctx, out, Families::values, family_starts);
+}
 
 // A block of every event counter present, for the series budget.
 std::shared_ptr<const MemoryEvents> every_event() {

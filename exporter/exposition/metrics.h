@@ -104,8 +104,10 @@ void render_text(const ScrapeContext& ctx, std::string& out);
 void render_identity(const ScrapeContext& ctx, std::string& out);
 void render_values(const ScrapeContext& ctx, std::string& out);
 // ... appended to a kept buffer (the scrape cache's values text, grown
-// without being zeroed: base/text/buffer.h).
-void render_values(const ScrapeContext& ctx, text::Buffer& out);
+// without being zeroed: base/text/buffer.h), with the offset in `out` where
+// each family's lines begin pushed to `family_starts` (a family without
+// samples is an empty range), so that a family can be told apart unchanged.
+void render_values(const ScrapeContext& ctx, text::Buffer& out, std::vector<size_t>* family_starts = nullptr);
 
 // The prometheus-cpp view of a scrape: a Collectable over one snapshot and
 // the daemon state, so the families can go through any prometheus-cpp

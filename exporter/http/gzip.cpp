@@ -38,11 +38,11 @@ bool gzip_compress(std::string_view in, std::string& out) {
   return true;
 }
 
-bool deflate_head(std::string_view in, DeflatedHead& out) {
+bool deflate_part(std::string_view in, DeflatedPart& out) {
   z_stream zs{};
   // Raw deflate (windowBits -15): the gzip header and trailer are written by
-  // gzip_join. Level 1: the head is compressed again whenever a cgroup comes
-  // or goes, which on a busy node is most scrapes.
+  // gzip_join. Level 1: the identity part is compressed again whenever a
+  // cgroup comes or goes, which on a busy node is most scrapes.
   if (deflateInit2(&zs, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
   const size_t bound = deflateBound(&zs, static_cast<uLong>(in.size())) + 16;
   const auto buf = scratch(bound);
@@ -92,15 +92,27 @@ void DeflateWorkspace::shrink(size_t keep) noexcept {
   cap_ = 0;
 }
 
-bool gzip_join(const DeflatedHead& head, std::string_view tail, std::string& out, DeflateWorkspace& ws) {
+bool gzip_join(std::span<const DeflatedPart* const> parts, std::string_view tail, std::string& out, DeflateWorkspace& ws) {
   static constexpr unsigned char kHeader[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};  // deflate, no name, Unix
   const std::string_view blocks = ws.deflate(tail);
   if (blocks.empty()) return false;
-  out.reserve(out.size() + sizeof kHeader + head.deflate.size() + blocks.size() + 8);
-  out.append(reinterpret_cast<const char*>(kHeader), sizeof kHeader).append(head.deflate).append(blocks);
-  const uint32_t crc = libdeflate_crc32(head.crc, tail.data(), tail.size());  // continues the head's CRC
-  const auto length = static_cast<uint32_t>(head.length + tail.size());       // ISIZE: modulo 2^32
-  for (uint32_t v : {crc, length})
+  size_t size = sizeof kHeader + blocks.size() + 8;
+  for (const DeflatedPart* p : parts) size += p->deflate.size();
+  out.reserve(out.size() + size);
+  out.append(reinterpret_cast<const char*>(kHeader), sizeof kHeader);
+  // The CRC of the parts from theirs (zlib's combine: logarithmic in the
+  // length, the bytes are not read again), then continued over the tail.
+  uint32_t crc = 0;
+  uint64_t length = 0;
+  for (const DeflatedPart* p : parts) {
+    out.append(p->deflate);
+    crc = length ? static_cast<uint32_t>(crc32_combine(crc, p->crc, static_cast<z_off_t>(p->length))) : p->crc;
+    length += p->length;
+  }
+  crc = libdeflate_crc32(crc, tail.data(), tail.size());
+  out.append(blocks);
+  const auto isize = static_cast<uint32_t>(length + tail.size());  // ISIZE: modulo 2^32
+  for (uint32_t v : {crc, isize})
     for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
   return true;
 }

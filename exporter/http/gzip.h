@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -19,15 +20,15 @@ bool gzip_compress(std::string_view in, std::string& out);
 
 // A part of a gzip body compressed once and reused: raw deflate blocks that
 // end byte-aligned and not final (zlib's sync flush), with the CRC-32 and
-// length of what they hold. gzip_join() puts such a head in front of a tail
+// length of what they hold. gzip_join() puts such parts in front of a tail
 // compressed per call, as ONE gzip member: several members would do too for
 // Go's reader, but curl --compressed stops after the first.
-struct DeflatedHead {
+struct DeflatedPart {
   std::string deflate;
   uint32_t crc = 0;
   uint64_t length = 0;
 };
-bool deflate_head(std::string_view in, DeflatedHead& out);
+bool deflate_part(std::string_view in, DeflatedPart& out);
 
 // What compressing a tail needs, kept between scrapes by their one caller
 // (the scrape cache, under its lock): a compressor and its output buffer
@@ -51,9 +52,9 @@ class DeflateWorkspace {
   size_t cap_ = 0;
 };
 
-// Appends header, head, the tail's deflate blocks (the last one final) and
-// the trailer to `out`; `ws` compresses the tail.
-bool gzip_join(const DeflatedHead& head, std::string_view tail, std::string& out, DeflateWorkspace& ws);
+// Appends header, the parts in order, the tail's deflate blocks (the last one
+// final) and the trailer to `out`; `ws` compresses the tail.
+bool gzip_join(std::span<const DeflatedPart* const> parts, std::string_view tail, std::string& out, DeflateWorkspace& ws);
 
 // True when an Accept-Encoding header value allows gzip (q=0 refuses it).
 bool accepts_gzip(std::string_view accept_encoding) noexcept;

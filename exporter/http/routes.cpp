@@ -75,7 +75,7 @@ class MetricsEndpoint final : public Route {
     };
     const auto body = cache_.get(*snap, {snap->publication, cfg.get()}, ae && accepts_gzip(*ae),
                                  {[&](std::string& out) { render_identity(context(ProcessStats{}), out); },
-                                  [&](text::Buffer& out) { render_values(context(read_process_stats(fds_)), out); }});
+                                  [&](text::Buffer& out, std::vector<size_t>& starts) { render_values(context(read_process_stats(fds_)), out, &starts); }});
     Response r;
     r.content_type = kTextFormat;
     r.body = body.bytes;

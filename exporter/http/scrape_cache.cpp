@@ -32,7 +32,8 @@ ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, con
     t->reserve(last_size_ * 3 / 2);
     render.identity(*t);
     values_.clear();
-    render.values(values_);
+    starts_.clear();
+    render.values(values_, starts_);
     t->append(values_.view());
     keep_buffers_bounded();
     return {text_ = std::move(t), false};
@@ -42,18 +43,30 @@ ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, con
   } else {
     std::string identity;
     render.identity(identity);
-    auto h = std::make_shared<DeflatedHead>();
-    if (!deflate_head(identity, *h)) h.reset();
+    auto h = std::make_shared<DeflatedPart>();
+    if (!deflate_part(identity, *h)) h.reset();
     head_ = std::move(h);
     head_source_.take(snap, key.config);
   }
   text::Buffer& values = values_;
   values.clear();
   values.reserve(last_size_ + last_size_ / 8);  // one allocation, not a doubling series
-  render.values(values);
+  starts_.clear();
+  render.values(values, starts_);
   last_size_ = values.size();
   auto z = std::make_shared<std::string>();
-  const bool zipped = head_ && gzip_join(*head_, values.view(), *z, deflate_);
+  bool zipped = false;
+  if (head_) {
+    const StableFamilies::Split& split = families_.split(values.view(), starts_);
+    parts_.assign(1, head_.get());
+    parts_.insert(parts_.end(), split.parts.begin(), split.parts.end());
+    zipped = gzip_join(parts_, split.tail, *z, deflate_);
+    if (zipped) {
+      counts_.families_reused += split.parts.size();
+      counts_.families_compressed += split.built;
+      counts_.bytes_reused += split.reused_bytes;
+    }
+  }
   std::shared_ptr<const std::string> text;
   if (!zipped) {  // no memory: serve it plain
     auto t = std::make_shared<std::string>();
@@ -73,6 +86,7 @@ ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, con
 void ScrapeCache::keep_buffers_bounded() {
   if (values_.capacity() <= kKeptValuesBytes) return;
   values_.release();
+  families_.shrink(0);
   deflate_.shrink(kKeptValuesBytes + kKeptValuesBytes / 8);
   trim_due_ = true;
 }

@@ -9,8 +9,10 @@
 // quarter of the text — is compressed once and reused for as long as the
 // cgroups, their rules, the container records and the removed cgroups still
 // served stay the same (compared by the shared roster, records and removed
-// views themselves, held here so their addresses cannot be reused); only the
-// values are rendered and compressed per scrape.
+// views themselves, held here so their addresses cannot be reused); the
+// values are rendered per scrape, and of them only the families whose text
+// changed since the previous scrape are compressed again
+// (stable_families.h).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,7 @@
 
 #include "base/text/buffer.h"
 #include "exporter/http/gzip.h"
+#include "exporter/http/stable_families.h"
 #include "plugin/snapshot.h"
 
 namespace memcg::exporter {
@@ -41,7 +44,8 @@ class ScrapeCache {
   // render_identity, render_values).
   struct Render {
     std::function<void(std::string&)> identity;
-    std::function<void(text::Buffer&)> values;  // appends
+    // Appends, and pushes where each family begins (none: one family).
+    std::function<void(text::Buffer&, std::vector<size_t>& family_starts)> values;
   };
   struct Body {
     std::shared_ptr<const std::string> bytes;
@@ -68,6 +72,9 @@ class ScrapeCache {
   // Renders, compressions and reused heads so far (tests, benchmarks).
   struct Counts {
     uint64_t renders = 0, compressions = 0, heads_reused = 0;
+    uint64_t families_reused = 0;     // value families served from compressed bytes kept...
+    uint64_t families_compressed = 0; // ... of which compressed apart when found unchanged
+    uint64_t bytes_reused = 0;        // their text
   };
   Counts counts() const;
 
@@ -86,7 +93,7 @@ class ScrapeCache {
   Key key_;
   std::shared_ptr<const std::string> text_, gzip_;
   HeadSource head_source_;
-  std::shared_ptr<const DeflatedHead> head_;
+  std::shared_ptr<const DeflatedPart> head_;
   Counts counts_;
   size_t last_size_ = 0;  // of the last values text: the next one is about as big
   // The values text of a gzip body, kept between scrapes up to
@@ -96,7 +103,10 @@ class ScrapeCache {
   // scrape, so the resident size stays bounded. Grown without being zeroed
   // (base/text/buffer.h).
   text::Buffer values_;
+  std::vector<size_t> starts_;  // of values_' families
   static constexpr size_t kKeptValuesBytes = 8u << 20;
+  StableFamilies families_;  // its tail buffer kept as values_
+  std::vector<const DeflatedPart*> parts_;  // the head, then the unchanged families
   DeflateWorkspace deflate_;  // its output buffer kept up to about kKeptValuesBytes, as values_
   // Gives values_ and deflate_'s buffer back once a build grew them past
   // what is kept (both kinds of body, under mu_).

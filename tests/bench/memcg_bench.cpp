@@ -108,7 +108,7 @@ ScrapeCost measure_scrape(const Snapshot& snap, TimePoint now, config::Profile p
   exporter::ScrapeCache cache;
   std::string text;
   const exporter::ScrapeCache::Render render{[&](std::string& out) { exporter::render_identity(ctx, out); },
-                                             [&](text::Buffer& out) { exporter::render_values(ctx, out); }};
+                                             [&](text::Buffer& out, std::vector<size_t>& starts) { exporter::render_values(ctx, out, &starts); }};
   double t0 = thread_cpu_seconds();
   (void)cache.get(snap, {snap.pass - 1, nullptr}, true, render);
   c.first_cpu = thread_cpu_seconds() - t0;

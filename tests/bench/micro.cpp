@@ -300,7 +300,7 @@ void BM_GzipScrape(benchmark::State& state) {
   uint64_t pass = 0;
   exporter::ScrapeCache cache;
   const exporter::ScrapeCache::Render render{[&](std::string& out) { exporter::render_identity(ctx, out); },
-                                             [&](text::Buffer& out) { exporter::render_values(ctx, out); }};
+                                             [&](text::Buffer& out, std::vector<size_t>& starts) { exporter::render_values(ctx, out, &starts); }};
   for (auto _ : state) {
     auto body = cache.get(*k.collector->latest(), {++pass, nullptr}, true, render);
     benchmark::DoNotOptimize(body.bytes->data());
@@ -338,12 +338,16 @@ void BM_GzipScrapeBusyOnePercent(benchmark::State& state) {
     const Snapshot& snap = *snaps[scrape % snaps.size()];
     const exporter::ScrapeContext ctx{snap, snap.taken_at, k.status, k.proc, "v", "r"};
     const exporter::ScrapeCache::Render render{[&](std::string& out) { exporter::render_identity(ctx, out); },
-                                               [&](text::Buffer& out) { exporter::render_values(ctx, out); }};
+                                               [&](text::Buffer& out, std::vector<size_t>& starts) { exporter::render_values(ctx, out, &starts); }};
     auto body = cache.get(snap, {++scrape, nullptr}, true, render);
     benchmark::DoNotOptimize(body.bytes->data());
     bytes = body.bytes->size();
   }
   state.counters["bytes"] = static_cast<double>(bytes);
+  const double n = static_cast<double>(state.iterations());
+  state.counters["reused"] = static_cast<double>(cache.counts().families_reused) / n;
+  state.counters["built"] = static_cast<double>(cache.counts().families_compressed) / n;
+  state.counters["text_reused"] = static_cast<double>(cache.counts().bytes_reused) / n;
 }
 BENCHMARK(BM_GzipScrapeBusyOnePercent)->Arg(1000)->Unit(benchmark::kMillisecond);
 

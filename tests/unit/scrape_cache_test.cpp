@@ -12,6 +12,7 @@
 
 #include "exporter/http/gzip.h"
 #include "exporter/http/scrape_cache.h"
+#include "exporter/http/stable_families.h"
 #include "tests/unit/http_helpers.h"
 #include "plugin/snapshot.h"
 
@@ -39,7 +40,7 @@ struct Counting {
               std::this_thread::sleep_for(delay);
               for (const auto& c : snap.cgroups) out += "info{cgroup=\"" + c.id->path + "\"} 1\n";
             },
-            [this, &snap](text::Buffer& out) {
+            [this, &snap](text::Buffer& out, std::vector<size_t>&) {
               ++values;
               out.append("passes " + std::to_string(snap.pass) + "\n" + std::string(20000, 'v'));
             }};
@@ -51,7 +52,8 @@ std::string whole(const ScrapeCache::Render& r) {
   std::string text;
   r.identity(text);
   text::Buffer values;
-  r.values(values);
+  std::vector<size_t> starts;
+  r.values(values, starts);
   return text.append(values.view());
 }
 
@@ -134,6 +136,74 @@ TEST(ScrapeCache, TheIdentityHeadIsCompressedOnceWhileCgroupsRulesRecordsAndRemo
   EXPECT_EQ(n.identity.load(), 2) << "an expired removal must not stay in a reused head";
 }
 
+// Three value families and an empty one; `b` changes every pass, `a` when asked.
+struct Families {
+  int a = 1;
+  ScrapeCache::Render render(const Snapshot& snap) {
+    return {[](std::string& out) { out += "# HELP info i\n# TYPE info gauge\ninfo 1\n"; },
+            [this, &snap](text::Buffer& out, std::vector<size_t>& starts) {
+              const auto family = [&](const std::string& text) {
+                starts.push_back(out.size());
+                out.append(text);
+              };
+              family("# HELP a A\n# TYPE a gauge\na " + std::to_string(a) + "\n" + std::string(3000, 'a') + "\n");
+              family("");  // a family without samples
+              family("# HELP b B\n# TYPE b gauge\nb " + std::to_string(snap.pass) + "\n");
+              family("# HELP c C\n# TYPE c gauge\nc 0\n" + std::string(3000, 'c') + "\n");
+            }};
+  }
+  std::string a_text() const { return "# HELP a A\n# TYPE a gauge\na " + std::to_string(a) + "\n" + std::string(3000, 'a') + "\n"; }
+  static std::string b_text(uint64_t pass) { return "# HELP b B\n# TYPE b gauge\nb " + std::to_string(pass) + "\n"; }
+  static std::string c_text() { return "# HELP c C\n# TYPE c gauge\nc 0\n" + std::string(3000, 'c') + "\n"; }
+};
+
+TEST(ScrapeCache, FamiliesUnchangedAtTwoScrapesInARowKeepTheirCompressedBytesAndComeFirst) {
+  ScrapeCache cache;
+  Snapshot snap = snapshot(3, 1);
+  Families f;
+  const std::string info = "# HELP info i\n# TYPE info gauge\ninfo 1\n";
+  // Nothing to compare with, then each family seen once unchanged: all in
+  // the rendered order, compressed together.
+  for (uint64_t pass : {uint64_t{1}, uint64_t{2}}) {
+    snap.pass = pass;
+    const auto z = cache.get(snap, {pass, nullptr}, true, f.render(snap));
+    EXPECT_EQ(gunzip(*z.bytes), info + f.a_text() + Families::b_text(pass) + Families::c_text());
+  }
+  EXPECT_EQ(cache.counts().families_reused, 0u);
+  // a and c unchanged twice in a row: compressed apart once, then reused,
+  // ahead of b, which changes every pass.
+  for (uint64_t pass : {uint64_t{3}, uint64_t{4}}) {
+    snap.pass = pass;
+    const auto z = cache.get(snap, {pass, nullptr}, true, f.render(snap));
+    EXPECT_EQ(gunzip(*z.bytes), info + f.a_text() + Families::c_text() + Families::b_text(pass));
+  }
+  EXPECT_EQ(cache.counts().families_reused, 4u);
+  EXPECT_EQ(cache.counts().families_compressed, 2u);
+  // a changed: back in the tail, after c; its old bytes are not served.
+  f.a = 22;
+  snap.pass = 5;
+  const auto z = cache.get(snap, {5, nullptr}, true, f.render(snap));
+  EXPECT_EQ(gunzip(*z.bytes), info + Families::c_text() + f.a_text() + Families::b_text(5));
+  EXPECT_EQ(cache.counts().families_reused, 5u);
+  // The plain text keeps the rendered order.
+  snap.pass = 6;
+  const auto plain = cache.get(snap, {6, nullptr}, false, f.render(snap));
+  EXPECT_EQ(*plain.bytes, info + f.a_text() + Families::b_text(6) + Families::c_text());
+}
+
+TEST(StableFamilies, TextOutsideAFamilyIsNeverReusedAndComesFirstInTheTail) {
+  StableFamilies families;
+  const std::string text = "lead\n# HELP x X\nx 1\nnot a family\n# HELP y Y\ny 2\n";
+  const size_t x = text.find("# HELP x"), odd = text.find("not a"), y = text.find("# HELP y");
+  const std::vector<size_t> starts = {x, odd, y};
+  EXPECT_EQ(families.split(text, starts).tail, text);
+  EXPECT_EQ(families.split(text, starts).tail, text) << "unchanged once: not yet apart";
+  const auto& again = families.split(text, starts);
+  ASSERT_EQ(again.parts.size(), 2u) << "x and y";
+  EXPECT_EQ(again.tail, "lead\nnot a family\n");
+  EXPECT_EQ(again.reused_bytes, text.size() - again.tail.size());
+}
+
 TEST(ScrapeCache, NewSnapshotOrConfigurationRendersAgainAndOldBodiesAreDropped) {
   ScrapeCache cache;
   Snapshot snap = snapshot(1, 1);
@@ -189,21 +259,29 @@ TEST(Gzip, RoundTripsThroughZlibAndHonoursQZero) {
   ASSERT_TRUE(gzip_compress(noise, zn));
   EXPECT_EQ(gunzip(zn), noise);
   // A reused head joined to a tail: one member, both parts, the CRC over all.
-  DeflatedHead head;
-  ASSERT_TRUE(deflate_head(text, head));
+  DeflatedPart head;
+  ASSERT_TRUE(deflate_part(text, head));
+  const DeflatedPart* just_head[] = {&head};
   std::string joined;
   DeflateWorkspace ws;
-  ASSERT_TRUE(gzip_join(head, noise, joined, ws));
+  ASSERT_TRUE(gzip_join(just_head, noise, joined, ws));
   EXPECT_EQ(gunzip(joined), text + noise);
-  ASSERT_TRUE(gzip_join(head, "", joined = {}, ws));
+  ASSERT_TRUE(gzip_join(just_head, "", joined = {}, ws));
   EXPECT_EQ(gunzip(joined), text);
   // One workspace for every tail, as the scrape cache keeps it: a smaller
   // tail after a larger one, the noise again after shrinking.
   for (const std::string* tail : {&noise, &text, &noise}) {
-    ASSERT_TRUE(gzip_join(head, *tail, joined = {}, ws));
+    ASSERT_TRUE(gzip_join(just_head, *tail, joined = {}, ws));
     EXPECT_EQ(gunzip(joined), text + *tail);
     ws.shrink(0);
   }
+  // Several parts, an empty one among them: their CRCs combined, then the tail's.
+  DeflatedPart second, empty;
+  ASSERT_TRUE(deflate_part(noise, second));
+  ASSERT_TRUE(deflate_part("", empty));
+  const DeflatedPart* three[] = {&head, &empty, &second};
+  ASSERT_TRUE(gzip_join(three, text, joined = {}, ws));
+  EXPECT_EQ(gunzip(joined), text + noise + text);
   EXPECT_TRUE(accepts_gzip("gzip"));
   EXPECT_TRUE(accepts_gzip("deflate, gzip;q=0.5"));
   EXPECT_FALSE(accepts_gzip("gzip;q=0"));
