@@ -53,10 +53,15 @@ const StableFamilies::Split& StableFamilies::split(std::string_view text, std::s
   split_.reused_bytes = 0;
   split_.built = 0;
   changed_.clear();
+  // Offsets out of order or past the text would lose bytes: all in the tail.
+  if (!std::is_sorted(starts.begin(), starts.end()) || (!starts.empty() && starts.back() > text.size())) {
+    split_.tail = text;
+    return split_;
+  }
   size_t named = 0;  // the families met so far: where the next one was last time
   for (size_t k = 0; k < starts.size(); ++k) {
     const size_t end = k + 1 < starts.size() ? starts[k + 1] : text.size();
-    if (starts[k] >= end || end > text.size()) continue;
+    if (starts[k] == end) continue;  // a family without samples
     const std::string_view bytes = text.substr(starts[k], end - starts[k]);
     const std::string_view name = family_name(bytes);
     const DeflatedPart* part = name.empty() ? nullptr : reuse(family(name, named++), bytes);
@@ -68,7 +73,7 @@ const StableFamilies::Split& StableFamilies::split(std::string_view text, std::s
     }
   }
   // What no family covers (text before the first start) stays in the tail, first.
-  const size_t first = starts.empty() ? text.size() : std::min(starts.front(), text.size());
+  const size_t first = starts.empty() ? text.size() : starts.front();
   if (split_.parts.empty()) {
     split_.tail = text;
     return split_;

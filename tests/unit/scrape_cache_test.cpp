@@ -202,6 +202,10 @@ TEST(StableFamilies, TextOutsideAFamilyIsNeverReusedAndComesFirstInTheTail) {
   ASSERT_EQ(again.parts.size(), 2u) << "x and y";
   EXPECT_EQ(again.tail, "lead\nnot a family\n");
   EXPECT_EQ(again.reused_bytes, text.size() - again.tail.size());
+  // Offsets that would drop bytes (out of order, past the end): all in the tail.
+  const std::vector<size_t> unordered = {y, x}, past = {x, text.size() + 1};
+  EXPECT_EQ(families.split(text, unordered).tail, text);
+  EXPECT_TRUE(families.split(text, past).parts.empty());
 }
 
 TEST(ScrapeCache, NewSnapshotOrConfigurationRendersAgainAndOldBodiesAreDropped) {
