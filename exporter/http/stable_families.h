@@ -1,5 +1,5 @@
-// The families of a gzip body whose text did not change since the previous
-// scrape keep their compressed bytes. In a quiet tree most of memory.events,
+// The families of a gzip body whose text did not change over the last
+// scrapes keep their compressed bytes. In a quiet tree most of memory.events,
 // the PSI totals, swap and the stat event counters read the same from one
 // scrape to the next (zeros, mostly), while the timestamps, the read CPU and
 // any cgroup that moved change their families' text. Compressing the values
@@ -43,7 +43,7 @@ class StableFamilies {
     std::vector<const DeflatedPart*> parts;
     std::string_view tail;
     size_t reused_bytes = 0;  // of text, in parts
-    size_t built = 0;         // parts compressed in this call (found unchanged for the first time)
+    size_t built = 0;         // parts compressed in this call (a family's second repeat)
   };
   const Split& split(std::string_view text, std::span<const size_t> starts);
 
@@ -60,7 +60,8 @@ class StableFamilies {
   };
   static constexpr uint32_t kRepeatsBeforeApart = 2;
   Family& family(std::string_view name, size_t hint);
-  // Whether the family's text is as at the last call; keeps the new digest.
+  // The family's part once its text repeated kRepeatsBeforeApart times in
+  // a row (compressed at that call), else null; keeps the new digest.
   const DeflatedPart* reuse(Family& f, std::string_view bytes);
 
   std::vector<Family> families_;
