@@ -26,59 +26,65 @@ ScrapeCache::Body ScrapeCache::get(const Snapshot& snap, Key key, bool gzip, con
   if (gzip && gzip_) return {gzip_, true};
   if (!gzip && text_) return {text_, false};
   ++counts_.renders;
-  if (!gzip) {
-    trim_due_ = true;  // the whole text, a new buffer each time
+  return gzip ? build_gzip(snap, key, render) : build_text(render);
+}
+
+void ScrapeCache::render_values(const Render& render) {
+  values_.clear();
+  values_.reserve(last_size_ + last_size_ / 8);  // one allocation, not a doubling series
+  starts_.clear();
+  render.values(values_, starts_);
+  last_size_ = values_.size();
+}
+
+ScrapeCache::Body ScrapeCache::build_text(const Render& render) {
+  trim_due_ = true;  // the whole text, a new buffer each time
+  auto t = std::make_shared<std::string>();
+  t->reserve(last_size_ * 3 / 2);
+  render.identity(*t);
+  render_values(render);
+  t->append(values_.view());
+  keep_buffers_bounded();
+  return {text_ = std::move(t), false};
+}
+
+void ScrapeCache::refresh_head(const Snapshot& snap, const void* config, const Render& render) {
+  if (head_ && head_source_.same_as(snap, config)) {
+    ++counts_.heads_reused;
+    return;
+  }
+  std::string identity;
+  render.identity(identity);
+  auto h = std::make_shared<DeflatedPart>();
+  if (!deflate_part(identity, *h)) h.reset();
+  head_ = std::move(h);
+  head_source_.take(snap, config);
+}
+
+bool ScrapeCache::zip_values(std::string& out) {
+  const StableFamilies::Split& split = families_.split(values_.view(), starts_);
+  parts_.assign(1, head_.get());
+  parts_.insert(parts_.end(), split.parts.begin(), split.parts.end());
+  if (!gzip_join(parts_, split.tail, out, deflate_)) return false;
+  counts_.families_reused += split.parts.size();
+  counts_.families_compressed += split.built;
+  counts_.bytes_reused += split.reused_bytes;
+  return true;
+}
+
+ScrapeCache::Body ScrapeCache::build_gzip(const Snapshot& snap, Key key, const Render& render) {
+  refresh_head(snap, key.config, render);
+  render_values(render);
+  auto z = std::make_shared<std::string>();
+  if (!head_ || !zip_values(*z)) {  // no memory: serve it plain
     auto t = std::make_shared<std::string>();
-    t->reserve(last_size_ * 3 / 2);
     render.identity(*t);
-    values_.clear();
-    starts_.clear();
-    render.values(values_, starts_);
     t->append(values_.view());
     keep_buffers_bounded();
+    trim_due_ = true;
     return {text_ = std::move(t), false};
   }
-  if (head_ && head_source_.same_as(snap, key.config)) {
-    ++counts_.heads_reused;
-  } else {
-    std::string identity;
-    render.identity(identity);
-    auto h = std::make_shared<DeflatedPart>();
-    if (!deflate_part(identity, *h)) h.reset();
-    head_ = std::move(h);
-    head_source_.take(snap, key.config);
-  }
-  text::Buffer& values = values_;
-  values.clear();
-  values.reserve(last_size_ + last_size_ / 8);  // one allocation, not a doubling series
-  starts_.clear();
-  render.values(values, starts_);
-  last_size_ = values.size();
-  auto z = std::make_shared<std::string>();
-  bool zipped = false;
-  if (head_) {
-    const StableFamilies::Split& split = families_.split(values.view(), starts_);
-    parts_.assign(1, head_.get());
-    parts_.insert(parts_.end(), split.parts.begin(), split.parts.end());
-    zipped = gzip_join(parts_, split.tail, *z, deflate_);
-    if (zipped) {
-      counts_.families_reused += split.parts.size();
-      counts_.families_compressed += split.built;
-      counts_.bytes_reused += split.reused_bytes;
-    }
-  }
-  std::shared_ptr<const std::string> text;
-  if (!zipped) {  // no memory: serve it plain
-    auto t = std::make_shared<std::string>();
-    render.identity(*t);
-    t->append(values.view());
-    text = std::move(t);
-  }
   keep_buffers_bounded();
-  if (!zipped) {
-    trim_due_ = true;
-    return {text_ = std::move(text), false};
-  }
   ++counts_.compressions;
   return {gzip_ = std::move(z), true};
 }

@@ -111,6 +111,14 @@ class ScrapeCache {
   // Gives values_ and deflate_'s buffer back once a build grew them past
   // what is kept (both kinds of body, under mu_).
   void keep_buffers_bounded();
+  // The builds behind get(), under mu_: the plain text; the gzip body (the
+  // identity head kept or made again, the values joined to it, or the plain
+  // text when there is no memory to compress).
+  Body build_text(const Render& render);
+  Body build_gzip(const Snapshot& snap, Key key, const Render& render);
+  void refresh_head(const Snapshot& snap, const void* config, const Render& render);
+  void render_values(const Render& render);  // into values_ and starts_
+  bool zip_values(std::string& out);         // head_, the unchanged families, the rest compressed
   bool trim_due_ = false;
 };
 
