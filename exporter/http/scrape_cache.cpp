@@ -66,7 +66,8 @@ bool ScrapeCache::zip_values(std::string& out) {
   parts_.assign(1, head_.get());
   parts_.insert(parts_.end(), split.parts.begin(), split.parts.end());
   if (!gzip_join(parts_, split.tail, out, deflate_)) return false;
-  counts_.families_reused += split.parts.size();
+  counts_.families_reused += split.families_reused;
+  counts_.runs_reused += split.runs_reused;
   counts_.families_compressed += split.built;
   counts_.bytes_reused += split.reused_bytes;
   return true;

@@ -74,6 +74,7 @@ class ScrapeCache {
     uint64_t renders = 0, compressions = 0, heads_reused = 0;
     uint64_t families_reused = 0;     // value families served from compressed bytes kept...
     uint64_t families_compressed = 0; // ... of which compressed apart when found unchanged
+    uint64_t runs_reused = 0;         // the open family's header and runs likewise (stable_families.h)
     uint64_t bytes_reused = 0;        // their text
   };
   Counts counts() const;

@@ -15,6 +15,16 @@
 // ones. The text format asks only that a family's lines come together, not
 // any order of families, and the plain-text body keeps the rendered order.
 // Unchanged means the same keyed digest and length (base/text/digest.h).
+//
+// One changed family a scrape is also taken apart by lines: the largest
+// changed gauge or counter family, which in a node where a few containers
+// move is memory.stat's (a third of the text, a few dozen of its thousands
+// of lines changed). Its header (HELP, TYPE) and every run of kChunkLines
+// samples are kept as the families are; the header and the unchanged runs
+// are served from their parts, after the whole families, and its changed
+// runs open the tail. A gauge's or counter's samples may come in any order
+// within the family, and its lines still come together. Histograms and
+// summaries are never taken apart (their lines go together per series).
 #pragma once
 
 #include <cstddef>
@@ -42,8 +52,11 @@ class StableFamilies {
   struct Split {
     std::vector<const DeflatedPart*> parts;
     std::string_view tail;
-    size_t reused_bytes = 0;  // of text, in parts
-    size_t built = 0;         // parts compressed in this call (a family's second repeat)
+    size_t reused_bytes = 0;     // of text, in parts
+    size_t families_reused = 0;  // whole families in parts
+    size_t built = 0;            // whole families compressed in this call (their second repeat)
+    size_t runs_reused = 0;      // the open family's header and runs in parts
+    size_t runs_built = 0;       // of which compressed in this call
   };
   const Split& split(std::string_view text, std::span<const size_t> starts);
 
@@ -51,21 +64,44 @@ class StableFamilies {
   void shrink(size_t keep) noexcept;
 
  private:
-  struct Family {
-    std::string name;
+  // A piece of text kept from scrape to scrape: a whole family, or the
+  // header or a run of lines of one.
+  struct Piece {
     uint64_t digest = 0;
     size_t length = 0;
     uint32_t unchanged = 0;  // scrapes in a row with the same text
     std::shared_ptr<const DeflatedPart> part;  // while the text stays as digested
   };
+  struct Family {
+    std::string name;
+    Piece whole;
+    std::vector<Piece> runs;  // [0]: the header; then kChunkLines samples each
+  };
+  static constexpr size_t kNoFamily = ~size_t{0};
+  struct Changed {
+    std::string_view bytes;
+    size_t family;  // in families_ (a pointer would not outlive its growth); kNoFamily: text of no family
+  };
   static constexpr uint32_t kRepeatsBeforeApart = 2;
-  Family& family(std::string_view name, size_t hint);
-  // The family's part once its text repeated kRepeatsBeforeApart times in
+  static constexpr size_t kChunkLines = 64;
+  static constexpr size_t kMinOpenBytes = 16 * 1024;
+  size_t family(std::string_view name, size_t hint);
+  // The piece's part once its text repeated kRepeatsBeforeApart times in
   // a row (compressed at that call), else null; keeps the new digest.
-  const DeflatedPart* reuse(Family& f, std::string_view bytes);
+  const DeflatedPart* reuse(Piece& p, std::string_view bytes, size_t& built);
+  // Takes the largest changed gauge or counter family apart (open_); false
+  // when none is worth it.
+  bool open_largest();
 
   std::vector<Family> families_;
-  std::vector<std::string_view> changed_;
+  std::vector<Changed> changed_;
+  // The open family: its header and runs, as parts or text.
+  struct Run {
+    std::string_view bytes;
+    const DeflatedPart* part;
+  };
+  std::vector<Run> open_;
+  size_t open_index_ = 0;  // in changed_
   text::Buffer tail_;
   Split split_;
   text::DigestKey key_;

@@ -347,6 +347,7 @@ void BM_GzipScrapeBusyOnePercent(benchmark::State& state) {
   const double n = static_cast<double>(state.iterations());
   state.counters["reused"] = static_cast<double>(cache.counts().families_reused) / n;
   state.counters["built"] = static_cast<double>(cache.counts().families_compressed) / n;
+  state.counters["runs"] = static_cast<double>(cache.counts().runs_reused) / n;
   state.counters["text_reused"] = static_cast<double>(cache.counts().bytes_reused) / n;
 }
 BENCHMARK(BM_GzipScrapeBusyOnePercent)->Arg(1000)->Unit(benchmark::kMillisecond);

@@ -100,6 +100,50 @@ def test_gzip_scrapes_reuse_unchanged_families_and_serve_changed_ones_fresh():
         assert order.index("memcg_memory_current_bytes") > order.index("memcg_memory_events_total"), order
         assert plain_order.index("memcg_memory_current_bytes") < plain_order.index("memcg_memory_events_total")
 
+def lines_together(lines):
+    """Asserts that each sample follows its own family's HELP and TYPE: no
+    family's lines are split by another's."""
+    family = None
+    for l in lines:
+        if l.startswith("# HELP "):
+            family = l.split()[2]
+        elif l and not l.startswith("#"):
+            name = re.match(r"[a-zA-Z_:][a-zA-Z0-9_:]*", l).group(0)
+            assert family and (name == family or name.startswith(family + "_")), (family, l)
+
+def test_gzip_scrapes_take_the_largest_changed_family_apart():
+    # 100 containers, one of them moving: memory.stat's family changes at
+    # every scrape, in one container's lines. Its unchanged runs of lines
+    # keep their compressed bytes and come first, the changed run after them
+    # in the same family; every body is whole and valid.
+    tree = Tree(args.fixture, "kubernetes-100")
+    scopes = sorted(d for d, _, files in os.walk(tree.root) if d.endswith(".scope") and "memory.stat" in files)
+    cg = os.path.relpath(scopes[len(scopes) // 2], tree.root)
+    with Exporter(args.exporter, tree.root, write_config(FAST)) as ex:
+        for i in range(5):
+            tree.set_keyed(cg, "memory.stat", "anon", (150 + 100 * i) << 20)  # before the probe sees the change
+            tree.set_current(cg, (200 + 100 * i) << 20)
+            ex.wait_passes(2)
+            s, h, z = ex.get("/metrics", {"Accept-Encoding": "gzip"})
+            assert s == 200 and h.get("Content-Encoding") == "gzip"
+            text = gzip.decompress(z)
+            lines_together(text.decode().splitlines())
+            got = series(parse_metrics(text.decode()), "memcg_memory_stat_bytes", cgroup=cg, stat="anon")
+            assert got == (150 + 100 * i) << 20, (i, got, cg)
+        r = subprocess.run([args.promtool, "check", "metrics"], input=text, capture_output=True)
+        assert r.returncode == 0 and r.stderr == b"", (r.stdout, r.stderr)
+        zipped = families(text.decode().splitlines())["memcg_memory_stat_bytes"]
+        plain = families(ex.get("/metrics")[2].decode().splitlines())["memcg_memory_stat_bytes"]
+        assert len(plain) > 500 and sorted(l.split("} ")[0] for l in zipped) == sorted(l.split("} ")[0] for l in plain)
+        # The line that changed: in the rendered order in the plain body; in
+        # the gzip body, in the one run that changed (64 lines), after every
+        # reused run.
+        [cid] = {dict(l)["cgroup_id"] for (n, l) in parse_metrics(text.decode()) if n == "memcg_cgroup_info" and dict(l)["cgroup"] == cg}
+        anon = f'memcg_memory_stat_bytes{{cgroup_id="{cid}",stat="anon"}}'
+        at = [i for i, l in enumerate(zipped) if l.startswith(anon + " ")]
+        assert len(at) == 1 and at[0] >= len(zipped) - 64, (at, len(zipped))
+        assert [i for i, l in enumerate(plain) if l.startswith(anon + " ")][0] < len(plain) - 64
+
 def test_scrapes_of_one_snapshot_share_one_body():
     # A pass every 30 s: every scrape below sees the same snapshot. The body
     # (with the previous scrape's duration in it) is built once and shared,

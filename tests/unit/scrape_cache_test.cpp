@@ -208,6 +208,73 @@ TEST(StableFamilies, TextOutsideAFamilyIsNeverReusedAndComesFirstInTheTail) {
   EXPECT_TRUE(families.split(text, past).parts.empty());
 }
 
+// A family of `lines` samples (about 20 bytes each) of `type`, whose sample
+// `moving` reads `value`, then a small gauge that changes every scrape.
+struct OneMovingLine {
+  std::string type = "gauge";
+  size_t lines = 2000, moving = 700;
+  std::string text(uint64_t value, std::vector<size_t>& starts) const {
+    std::string t = "# HELP g G\n# TYPE g " + type + "\n";
+    for (size_t i = 0; i < lines; ++i) t += "g{i=\"" + std::to_string(i) + "\"} " + std::to_string(i == moving ? value : i) + "\n";
+    starts = {0, t.size()};
+    return t + "# HELP h H\n# TYPE h gauge\nh " + std::to_string(value) + "\n";
+  }
+};
+
+// The body the split makes, as a reader gets it.
+std::string served(const StableFamilies::Split& split) {
+  DeflateWorkspace ws;
+  std::string z;
+  EXPECT_TRUE(gzip_join(split.parts, split.tail, z, ws));
+  return gunzip(z);
+}
+
+TEST(StableFamilies, TheLargestChangedGaugeFamilyIsTakenApartByRunsOfLines) {
+  StableFamilies families;
+  OneMovingLine g;
+  std::vector<size_t> starts;
+  for (uint64_t scrape = 1; scrape <= 2; ++scrape) {
+    const std::string text = g.text(scrape, starts);
+    EXPECT_EQ(families.split(text, starts).tail, text) << "no run repeated twice yet";
+  }
+  const std::string text = g.text(3, starts);
+  const auto& split = families.split(text, starts);
+  // 2,000 samples in runs of 64: 32 runs and the header, one run changed.
+  EXPECT_EQ(split.runs_reused, 32u);
+  EXPECT_EQ(split.runs_built, 32u);
+  EXPECT_EQ(split.families_reused, 0u);
+  const std::string moved = "g{i=\"700\"} 3\n";
+  const size_t run = 700 / 64;
+  std::string changed_run;
+  for (size_t i = run * 64; i < run * 64 + 64; ++i) changed_run += i == 700 ? moved : "g{i=\"" + std::to_string(i) + "\"} " + std::to_string(i) + "\n";
+  EXPECT_EQ(split.tail, changed_run + "# HELP h H\n# TYPE h gauge\nh 3\n") << "the changed run opens the tail";
+  EXPECT_EQ(split.reused_bytes + split.tail.size(), text.size());
+  // The body: the header, the unchanged runs in order, the changed run, then h.
+  std::string expect = text.substr(0, starts[1]);
+  const size_t from = expect.find("g{i=\"" + std::to_string(run * 64) + "\"}");
+  const size_t to = expect.find("g{i=\"" + std::to_string(run * 64 + 64) + "\"}");
+  expect = expect.substr(0, from) + expect.substr(to) + changed_run + "# HELP h H\n# TYPE h gauge\nh 3\n";
+  EXPECT_EQ(served(split), expect);
+  // Scrape after scrape, only the changed run is compressed again.
+  const auto& next = families.split(g.text(4, starts), starts);
+  EXPECT_EQ(next.runs_reused, 32u);
+  EXPECT_EQ(next.runs_built, 0u);
+}
+
+TEST(StableFamilies, SmallFamiliesAndHistogramsStayWhole) {
+  for (const auto& [type, lines] : {std::pair<std::string, size_t>{"histogram", 2000}, {"gauge", 500}}) {
+    StableFamilies families;
+    OneMovingLine g{.type = type, .lines = lines, .moving = 300};
+    std::vector<size_t> starts;
+    for (uint64_t scrape = 1; scrape <= 4; ++scrape) {
+      const std::string text = g.text(scrape, starts);
+      const auto& split = families.split(text, starts);
+      EXPECT_EQ(split.tail, text) << type << " of " << lines << " lines: its lines in the order rendered";
+      EXPECT_EQ(split.runs_reused, 0u);
+    }
+  }
+}
+
 TEST(ScrapeCache, NewSnapshotOrConfigurationRendersAgainAndOldBodiesAreDropped) {
   ScrapeCache cache;
   Snapshot snap = snapshot(1, 1);
