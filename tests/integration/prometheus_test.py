@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A real Prometheus server scrapes the exporter running over a fixture tree
 that the test mutates; Prometheus' HTTP API must show values that follow."""
-import argparse, time
-from harness import Tree, Exporter, write_config, run_tests
+import argparse, os, time
+from harness import Tree, Exporter, write_config, parse_metrics, run_tests
 from prometheus import Prometheus
 
 ap = argparse.ArgumentParser()
@@ -80,5 +80,28 @@ def test_full_profile_keeps_the_exporters_own_rates_and_the_path_label():
         assert 250 <= agent_rate <= 1000, agent_rate
         assert 0 <= prom.value(f"memcg_stat_age_seconds{{{SEL}}}") <= prom.value(f"memcg_stat_max_age_seconds{{{SEL}}}")
         assert prom.value(f'memcg_stat_reads_total{{{SEL},reason="initial"}}') == 1
+
+def test_prometheus_takes_the_bodies_with_a_family_served_in_runs():
+    # 100 containers, one of them changing before every check: from the third
+    # gzip scrape on, memory.stat's family is served in runs of lines, the
+    # changed run after the others (stable_families.h). Prometheus must take
+    # every such body whole: the target stays up, every series is there, and
+    # the value follows.
+    tree = Tree(args.fixture, "kubernetes-100")
+    scopes = sorted(d for d, _, files in os.walk(tree.root) if d.endswith(".scope") and "memory.stat" in files)
+    cg = os.path.relpath(scopes[len(scopes) // 2], tree.root)
+    anon_of = (f'memcg_memory_stat_bytes{{stat="anon"}} * on(instance, job, cgroup_id) group_left(cgroup) '
+               f'memcg_cgroup_info{{cgroup="{cg}"}}')
+    cfg = write_config('[collector]\nprobe_interval = "250ms"\n')
+    with Exporter(args.exporter, tree.root, cfg) as ex, Prometheus(args.prometheus, [f"127.0.0.1:{ex.port}"]) as prom:
+        prom.wait_value('up{job="memcg"}', lambda v: v == 1, "target up")
+        for i in range(6):
+            anon = (150 + 100 * i) << 20
+            tree.set_keyed(cg, "memory.stat", "anon", anon)  # before the probe sees the change
+            tree.set_current(cg, (200 + 100 * i) << 20)
+            prom.wait_value(anon_of, lambda v: v == anon, f"anon follows, change {i}")
+        served = sum(1 for (name, _) in parse_metrics(ex.get("/metrics")[2].decode()) if name == "memcg_memory_stat_bytes")
+        assert served > 500 and prom.value("count(memcg_memory_stat_bytes)") == served
+        assert prom.value('min_over_time(up{job="memcg"}[1m])') == 1
 
 run_tests(globals())
