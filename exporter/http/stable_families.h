@@ -17,9 +17,9 @@
 // Unchanged means the same keyed digest and length (base/text/digest.h).
 //
 // One changed family a scrape is also taken apart by lines: the largest
-// changed gauge or counter family, which in a node where a few containers
-// move is memory.stat's (a third of the text, a few dozen of its thousands
-// of lines changed). Its header (HELP, TYPE) and every run of kChunkLines
+// changed gauge or counter family of at least kMinOpenBytes, which in a
+// node where a few containers move is memory.stat's (over a quarter of the
+// text, a few dozen of its thousands of lines changed). Its header (HELP, TYPE) and every run of kChunkLines
 // samples are kept as the families are; the header and the unchanged runs
 // are served from their parts, after the whole families, and its changed
 // runs open the tail. A gauge's or counter's samples may come in any order
