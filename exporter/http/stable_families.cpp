@@ -30,12 +30,15 @@ std::string_view header_of(std::string_view family) noexcept {
 // Whether a family's samples may be served in any order: its TYPE line says
 // gauge or counter (one sample per series, none tied to another).
 bool any_order(std::string_view header, std::string_view name) noexcept {
-  const std::string type_line = "# TYPE " + std::string(name) + " ";
-  const size_t at = header.find(type_line);
-  if (at == std::string_view::npos) return false;
-  const std::string_view rest = header.substr(at + type_line.size());
-  const std::string_view type = rest.substr(0, rest.find('\n'));
-  return type == "gauge" || type == "counter";
+  constexpr std::string_view kType = "# TYPE ";
+  for (size_t at = header.find(kType); at != std::string_view::npos; at = header.find(kType, at + 1)) {
+    std::string_view line = header.substr(at + kType.size());
+    line = line.substr(0, line.find('\n'));
+    if (line.size() <= name.size() || line.substr(0, name.size()) != name || line[name.size()] != ' ') continue;
+    const std::string_view type = line.substr(name.size() + 1);
+    return type == "gauge" || type == "counter";
+  }
+  return false;
 }
 
 // The end of the run of `lines` lines that starts at `from` (or the text's end).
@@ -79,19 +82,20 @@ const DeflatedPart* StableFamilies::reuse(Piece& p, std::string_view bytes, size
 }
 
 bool StableFamilies::open_largest() {
-  size_t best = changed_.size();
+  size_t best = changed_.size(), header = 0;
   for (size_t i = 0; i < changed_.size(); ++i) {
     // Text of no family comes first in the tail, as it came: nothing opens then.
     if (changed_[i].family == kNoFamily) return false;
     const std::string_view b = changed_[i].bytes;
     if (b.size() < kMinOpenBytes || (best < changed_.size() && b.size() <= changed_[best].bytes.size())) continue;
-    if (any_order(header_of(b), families_[changed_[i].family].name)) best = i;
+    const std::string_view h = header_of(b);
+    if (any_order(h, families_[changed_[i].family].name)) best = i, header = h.size();
   }
   if (best == changed_.size()) return false;
   const std::string_view bytes = changed_[best].bytes;
   std::vector<Piece>& runs = families_[changed_[best].family].runs;
   size_t n = 0, reusable = 0;
-  for (size_t from = 0, end = header_of(bytes).size(); from < bytes.size(); from = end, end = run_end(bytes, from, kChunkLines)) {
+  for (size_t from = 0, end = header; from < bytes.size(); from = end, end = run_end(bytes, from, kChunkLines)) {
     if (runs.size() <= n) runs.emplace_back();
     const std::string_view run = bytes.substr(from, end - from);
     const DeflatedPart* part = reuse(runs[n], run, split_.runs_built);

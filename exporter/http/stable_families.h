@@ -19,12 +19,13 @@
 // One changed family a scrape is also taken apart by lines: the largest
 // changed gauge or counter family of at least kMinOpenBytes, which in a
 // node where a few containers move is memory.stat's (over a quarter of the
-// text, a few dozen of its thousands of lines changed). Its header (HELP, TYPE) and every run of kChunkLines
-// samples are kept as the families are; the header and the unchanged runs
-// are served from their parts, after the whole families, and its changed
-// runs open the tail. A gauge's or counter's samples may come in any order
-// within the family, and its lines still come together. Histograms and
-// summaries are never taken apart (their lines go together per series).
+// text, a few dozen of its thousands of lines changed). Its header (HELP,
+// TYPE) and every run of kChunkLines samples are kept as the families are;
+// the header and the unchanged runs are served from their parts, after the
+// whole families, and its changed runs open the tail. A gauge's or
+// counter's samples may come in any order within the family, and its lines
+// still come together. Histograms and summaries are never taken apart
+// (their lines go together per series).
 #pragma once
 
 #include <cstddef>
