@@ -5,6 +5,28 @@
 namespace memcg::parse {
 namespace {
 
+// The kernel prints each average as "%lu.%02lu" (kernel/sched/psi.c,
+// psi_show), at most "100.00". That form is read digit by digit: the
+// integer of hundredths divided by 100 is the double nearest the decimal,
+// as from_chars would give, for a fraction of from_chars' instructions
+// (the probe parses memory.pressure whenever a cgroup moves, and a
+// re-read takes it along). Anything else goes to parse_double as before.
+std::optional<double> parse_average(std::string_view v) noexcept {
+  if (v.size() >= 4 && v.size() <= 6 && v[v.size() - 3] == '.') {
+    const size_t dot = v.size() - 3;
+    uint32_t hundredths = 0;
+    bool digits = true;
+    for (size_t i = 0; i < v.size() && digits; ++i) {
+      if (i == dot) continue;
+      const unsigned d = static_cast<unsigned char>(v[i]) - unsigned{'0'};
+      digits = d <= 9;
+      hundredths = hundredths * 10 + d;
+    }
+    if (digits) return static_cast<double>(hundredths) / 100.0;
+  }
+  return parse_double(v);
+}
+
 bool parse_psi_fields(std::string_view rest, PsiLine& out) noexcept {
   unsigned seen = 0;
   while (!rest.empty()) {
@@ -24,7 +46,7 @@ bool parse_psi_fields(std::string_view rest, PsiLine& out) noexcept {
     }
     double* slot = name == "avg10" ? &out.avg10 : name == "avg60" ? &out.avg60 : name == "avg300" ? &out.avg300 : nullptr;
     if (!slot) continue;
-    auto v = parse_double(val);
+    auto v = parse_average(val);
     // A share of time: the kernel prints 0.00..100.00. A negative value (or
     // -0, inf, nan, which from_chars also accepts) is malformed (found by fuzzing).
     if (!v || !(*v >= 0 && *v <= 100) || val.front() == '-') return false;

@@ -371,6 +371,32 @@ TEST(PsiParse, OnlySomeLineAndMalformedLines) {
   EXPECT_EQ(parse_psi("some avg10=100.00 avg60=0.00 avg300=0.00 total=1\n", p), 0u);
 }
 
+// The kernel's "%lu.%02lu" averages are read digit by digit: each of them,
+// 0.00 to 100.00, to the very double from_chars gives; other spellings as
+// before.
+TEST(PsiParse, KernelAveragesReadAsFromCharsReadsThem) {
+  Psi p;
+  for (int h = 0; h <= 10000; ++h) {
+    char avg[16];
+    std::snprintf(avg, sizeof avg, "%d.%02d", h / 100, h % 100);
+    const std::string line = std::string("some avg10=") + avg + " avg60=0.00 avg300=0.00 total=7\n";
+    ASSERT_EQ(parse_psi(line, p), 0u) << avg;
+    double want = -1;
+    std::from_chars(avg, avg + std::strlen(avg), want, std::chars_format::fixed);
+    ASSERT_EQ(p.some.avg10, want) << avg;  // bit for bit, not nearly
+  }
+  // Not the kernel's form: parsed as any fixed-point number was.
+  EXPECT_EQ(parse_psi("some avg10=1.5 avg60=007.25 avg300=12 total=1\n", p), 0u);
+  EXPECT_DOUBLE_EQ(p.some.avg10, 1.5);
+  EXPECT_DOUBLE_EQ(p.some.avg60, 7.25);
+  EXPECT_DOUBLE_EQ(p.some.avg300, 12);
+  for (const char* bad : {"some avg10=1.x5 avg60=0 avg300=0 total=1\n", "some avg10=+1.00 avg60=0 avg300=0 total=1\n",
+                          "some avg10=1000.00 avg60=0 avg300=0 total=1\n"}) {
+    EXPECT_EQ(parse_psi(bad, p), 1u) << bad;
+    EXPECT_FALSE(p.some.present) << bad;
+  }
+}
+
 TEST(SingleValue, NumbersMaxAndJunk) {
   EXPECT_EQ(parse_single_value("4096\n"), (SingleValue{4096, false}));
   EXPECT_EQ(parse_single_value("max\n"), (SingleValue{0, true}));
