@@ -28,12 +28,29 @@ late_panic() {
     '[   95.200000] Kernel Offset: disabled'
 }
 passed() { printf '%s\r\n' '[    1.000000] random: crng init done' 'VMSTAGE1 verdict=0'; }
+# The OOM guest's init ran, then the kernel faulted on a no-op it had patched
+# (the console of a CI run, shortened): booted again.
+patched_panic() {
+  printf '%s\r\n' 'OOMTEST kernel 6.12.117+deb13-cloud-amd64' \
+    '[    8.182457]  do_mkdirat+0xed/0x180' \
+    '[    8.183661] RIP: 0010:kmem_cache_free+0x103/0x440' \
+    '[    8.183681] Code: bb ca 1a 01 49 8b 44 24 08 4d 89 e5 a8 01 0f 85 bc 02 00 00 0f 1f 44 00 00 31 c0 41 80 7d 33 f5 48 89 5c 24 10 4c 0f 45 e8 66 <90> 4d 8b 45 38' \
+    '[    8.183901] Kernel panic - not syncing: Fatal exception in interrupt'
+}
+# ... and one that faulted on a real instruction after init ran: not.
+late_oops() {
+  printf '%s\r\n' 'OOMTEST kernel 6.12.117+deb13-cloud-amd64' \
+    '[    9.000000] Code: 48 89 e5 <48> 8b 07 5d c3' \
+    '[    9.000100] Kernel panic - not syncing: Fatal exception'
+}
 
 early_panic > "$work/a"; vm_boot_panicked "$work/a" && r=yes || r=no; check "panic before init" yes "$r"
 { echo 'qemu-system-x86_64: warning: host does not support a feature'; early_panic; } > "$work/a"
 vm_boot_panicked "$work/a" && r=yes || r=no; check "QEMU's own warning first" yes "$r"
 late_panic > "$work/a"; vm_boot_panicked "$work/a" && r=yes || r=no; check "panic after init" no "$r"
 passed > "$work/a"; vm_boot_panicked "$work/a" && r=yes || r=no; check "a passing guest" no "$r"
+patched_panic > "$work/a"; vm_boot_panicked "$work/a" && r=yes || r=no; check "a fault on a patched no-op after init" yes "$r"
+late_oops > "$work/a"; vm_boot_panicked "$work/a" && r=yes || r=no; check "a fault on an instruction after init" no "$r"
 : > "$work/a"; vm_boot_panicked "$work/a" && r=yes || r=no; check "an empty console" no "$r"
 
 # Fake guests: each boot appends to $work/boots and writes the console the
