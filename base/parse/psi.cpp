@@ -13,16 +13,8 @@ namespace {
 // re-read takes it along). Anything else goes to parse_double as before.
 std::optional<double> parse_average(std::string_view v) noexcept {
   if (v.size() >= 4 && v.size() <= 6 && v[v.size() - 3] == '.') {
-    const size_t dot = v.size() - 3;
-    uint32_t hundredths = 0;
-    bool digits = true;
-    for (size_t i = 0; i < v.size() && digits; ++i) {
-      if (i == dot) continue;
-      const unsigned d = static_cast<unsigned char>(v[i]) - unsigned{'0'};
-      digits = d <= 9;
-      hundredths = hundredths * 10 + d;
-    }
-    if (digits) return static_cast<double>(hundredths) / 100.0;
+    const auto whole = parse_u64(v.substr(0, v.size() - 3)), cents = parse_u64(v.substr(v.size() - 2));
+    if (whole && cents) return static_cast<double>(*whole * 100 + *cents) / 100.0;
   }
   return parse_double(v);
 }

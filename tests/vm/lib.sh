@@ -131,8 +131,9 @@ VM_QEMU=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m 2048 -nod
 # Or when the kernel panicked at any time on a byte of its own text that is
 # a no-op or a breakpoint (the oops's Code: line marks the faulting byte:
 # <90>, <0f> 1f, <cc>): the bytes the kernel rewrites when it turns a static
-# branch on, as memcg does for the first memory cgroup made. No instruction
-# faults there; a vCPU that ran a half-patched site is the emulator's doing.
+# branch on (memcg turns some on with the first memory cgroup, where the OOM
+# guest's kernel faulted). A no-op does not fault; a vCPU that ran a site
+# half patched, most likely, is the emulator's doing.
 vm_boot_panicked() {
   tr -d '\r' < "$1" | awk '/Kernel panic/ {panic = 1; exit}
     /Code: .*(<90>|<0f> 1f|<cc>)/ {patched = 1}
