@@ -80,23 +80,10 @@ bool CgroupReader::probe_pressure(CgroupEntry& e, TimePoint now, PassReport& rep
   return true;
 }
 
-void CgroupReader::read_fd(int fd, FileKind kind, Ahead& out) noexcept {
-  out.len = -1;
-  const ssize_t n = io_.pread(fd, out.text.data(), out.text.size(), 0);
-  if (n < 0 || static_cast<size_t>(n) >= out.text.size()) return;  // the probe reads it again and says why
-  out.len = static_cast<int8_t>(n);
-  ++counters_.file_reads[static_cast<size_t>(kind)];
-}
-
 void CgroupReader::read_ahead_one(const CgroupEntry& e, FileKind kind, Ahead& out) noexcept {
   out.len = -1;
   const sys::UniqueFd& fd = e.file(kind);
   if (fd.valid()) read_fd(fd.get(), kind, out);
-}
-
-void CgroupReader::read_lane(int fd, FileKind kind, Ahead& out) noexcept {
-  out = Ahead{};  // zero-tailed, as the lane compares (cgroup_table.h: same_zero_tailed)
-  read_fd(fd, kind, out);
 }
 
 void CgroupReader::read_ahead_swap(const CgroupEntry& e, bool host_swap, Ahead& out) noexcept {
@@ -401,12 +388,12 @@ void CgroupReader::take_stat_values(const StatRecord* last, std::string_view tex
   rec.text_digest = text::digest(text, digest_key_);
   rec.text_len = static_cast<uint32_t>(std::min<size_t>(text.size(), UINT32_MAX));
   if (last && last->text_len && last->text_len == rec.text_len && last->text_digest == rec.text_digest) {
-    rec.values = last->values;
+    rec.values = last->values;  // shared, not copied
     rec.malformed = last->malformed;
     ++counters_.stat_unchanged;
   } else {
     rec.malformed = parse::parse_flat_keyed(text, parse::stat_key_table(), stat_layout_, stat_scratch_.out()).malformed;
-    rec.values = stat_scratch_;
+    rec.values = std::make_shared<const parse::StatValues>(stat_scratch_);
   }
   parse_error(FileKind::stat, rec.malformed);
 }
@@ -454,8 +441,7 @@ CgroupReader::StatRead CgroupReader::finish_stat(const CgroupEntry& e, const Fet
   rec->read_at_wall = at.wall + std::chrono::duration_cast<WallTime::duration>(t0 - at.now);
   take_stat_values(e.record.get(), f.text, *rec);
   if (e.record && t0 > e.record->read_at) {
-    rec->prev_values = e.record->values.values;
-    rec->prev_present = e.record->values.present;
+    rec->prev_values = e.record->values;
     rec->since_prev = t0 - e.record->read_at;
   }
   // Limits: rarely changing, so read only when the collector asks (at most

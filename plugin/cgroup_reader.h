@@ -21,6 +21,7 @@
 #include "base/parse/event_keys.h"
 #include "base/parse/flat_keyed.h"
 #include "base/parse/stat_keys.h"
+#include "base/sys/pread.h"
 #include "base/sys/random_key.h"
 #include "base/text/digest.h"
 #include "plugin/pass_report.h"
@@ -30,7 +31,12 @@ namespace memcg {
 class CgroupReader {
  public:
   CgroupReader(const std::string& root, Clock& clock, cgroupfs::FileIo& io, Counters& counters)
-      : root_(root), clock_(clock), io_(io), counters_(counters), digest_key_(sys::random_digest_key()) {}
+      : root_(root),
+        clock_(clock),
+        io_(io),
+        direct_(&io == &cgroupfs::FileIo::system()),
+        counters_(counters),
+        digest_key_(sys::random_digest_key()) {}
 
   struct Probe {
     cache::ProbeDelta delta;    // change since the previous probe
@@ -58,7 +64,10 @@ class CgroupReader {
   // descriptor the caller holds (the quiet lane's, quiet_lane.h), counted as
   // the probe's; read_lane leaves the bytes past what it read zero.
   void read_ahead(const CgroupEntry& e, bool host_swap, ProbeAhead& out) noexcept;
-  void read_lane(int fd, FileKind kind, Ahead& out) noexcept;
+  void read_lane(int fd, FileKind kind, Ahead& out) noexcept {
+    out = Ahead{};  // zero-tailed, as the lane compares (cgroup_table.h: same_zero_tailed)
+    read_fd(fd, kind, out);
+  }
   // Without swap space on the host a cgroup's swap usage can only fall
   // (swapoff pulls pages back in) and stays 0 once it got there: the probe
   // (and the quiet lane, quiet_lane.cpp) then reads no memory.swap.current.
@@ -163,7 +172,17 @@ class CgroupReader {
   // One pread of a kept one-value file into `out` (len < 0: no kept fd, an
   // error, or too long; nothing counted or reported).
   void read_ahead_one(const CgroupEntry& e, FileKind kind, Ahead& out) noexcept;
-  void read_fd(int fd, FileKind kind, Ahead& out) noexcept;  // the same, on a descriptor
+  // The same, on a descriptor. Inline, and the system call made in place
+  // where the reader reads through the system's FileIo (direct_): the
+  // probe's one read per cgroup per pass, most of them the quiet lane's.
+  void read_fd(int fd, FileKind kind, Ahead& out) noexcept {
+    out.len = -1;
+    const ssize_t n = direct_ ? sys::pread_direct(fd, out.text.data(), out.text.size(), 0)
+                              : io_.pread(fd, out.text.data(), out.text.size(), 0);
+    if (n < 0 || static_cast<size_t>(n) >= out.text.size()) return;  // the probe reads it again and says why
+    out.len = static_cast<int8_t>(n);
+    ++counters_.file_reads[static_cast<size_t>(kind)];
+  }
   bool probe_usage(CgroupEntry& e, const ProbeAhead& ahead, bool host_swap, TimePoint now, PassReport& report);
   // A quiet probe (cgroup_reader.cpp): what it must still do, without a parse.
   static bool is_quiet(const CgroupEntry& e, const ProbeAhead& ahead, bool host_swap, const EventFiles& flagged) noexcept;
@@ -183,6 +202,7 @@ class CgroupReader {
   const std::string& root_;
   Clock& clock_;
   cgroupfs::FileIo& io_;
+  const bool direct_;  // io_ is the system's: its preads are made in place (base/sys/pread.h)
   Counters& counters_;
   // Reused between reads so the steady state allocates nothing per cgroup.
   std::string buf_;

@@ -4,12 +4,19 @@
 
 namespace memcg {
 
+std::shared_ptr<const parse::StatValues> StatRecord::empty_stat_values() {
+  static const auto empty = std::make_shared<const parse::StatValues>();
+  return empty;
+}
+
 std::optional<double> StatRecord::rate(size_t k) const noexcept {
-  if (since_prev <= Duration{0} || k >= parse::kStatKeyCount || !values.present.test(k) || !prev_present.test(k))
+  if (since_prev <= Duration{0} || !prev_values || k >= parse::kStatKeyCount || !values->present.test(k) ||
+      !prev_values->present.test(k))
     return std::nullopt;
+  const uint64_t was = prev_values->values[k], is = values->values[k];
   switch (parse::stat_kind(k)) {
-    case parse::StatKind::events: return cache::counter_rate(prev_values[k], values.values[k], since_prev);
-    case parse::StatKind::bytes: return cache::gauge_rate(prev_values[k], values.values[k], since_prev);
+    case parse::StatKind::events: return cache::counter_rate(was, is, since_prev);
+    case parse::StatKind::bytes: return cache::gauge_rate(was, is, since_prev);
     case parse::StatKind::count: break;
   }
   return std::nullopt;

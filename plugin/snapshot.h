@@ -57,7 +57,11 @@ struct CgroupId {
 struct StatRecord {
   TimePoint read_at{};
   WallTime read_at_wall{};  // the same instant on the wall clock, exported as a Unix timestamp
-  parse::StatValues values;
+  // What memory.stat said, never null. Immutable and shared: a re-read that
+  // returns the same bytes makes a record that shares its predecessor's
+  // values (a reference, not a copy of ~600 bytes), and the next record
+  // keeps them as its previous read's (prev_values).
+  std::shared_ptr<const parse::StatValues> values = empty_stat_values();
   // The bytes `values` were parsed from, as a keyed digest (base/text/
   // digest.h) and a length, with the malformed lines they held: a re-read
   // that returns the same bytes keeps the values without parsing them
@@ -67,10 +71,10 @@ struct StatRecord {
   uint32_t text_len = 0;
   uint32_t malformed = 0;
   // The previous read's values, for the per-second rates: computed when asked
-  // (the full profile, the JSON API), not with every read.
-  std::array<uint64_t, parse::kStatKeyCount> prev_values{};
-  parse::KeySet prev_present;
-  Duration since_prev{0};  // 0: no previous read (the first, or the cgroup was recreated)
+  // (the full profile, the JSON API), not with every read. Null, and
+  // since_prev 0: no previous read (the first, or the cgroup was recreated).
+  std::shared_ptr<const parse::StatValues> prev_values;
+  Duration since_prev{0};
   // Per second against the previous read: events as a counter (a reset is
   // never negative), bytes as a signed derivative; nullopt for keys that are
   // counts, or missing from either read, or without a previous read.
@@ -85,6 +89,9 @@ struct StatRecord {
   // high) and `peak` keeps the highest of all.
   bool peak_reset = false;
   std::optional<uint64_t> peak_since_last;
+
+  // The values every record starts with: none present.
+  static std::shared_ptr<const parse::StatValues> empty_stat_values();
 };
 
 // The cheap files, read every pass.

@@ -68,8 +68,8 @@ void reasons(JsonWriter& w, const std::array<uint64_t, cache::kReadReasonCount>&
 void stat_values(JsonWriter& w, const StatRecord& rec, const config::StatFilter& filter) {
   w.key("stat").begin_object();
   for (size_t k = 0; k < parse::kStatKeyCount; ++k)
-    if (rec.values.present.test(k) && filter.allows(k)) w.key(parse::stat_keys()[k].name).value(rec.values.values[k]);
-  for (const auto& u : rec.values.unknown)
+    if (rec.values->present.test(k) && filter.allows(k)) w.key(parse::stat_keys()[k].name).value(rec.values->values[k]);
+  for (const auto& u : rec.values->unknown)
     if (filter.allows_unknown(u.name)) w.key(u.name).value(u.value);
   w.end_object();
   w.key("stat_rates").begin_object();

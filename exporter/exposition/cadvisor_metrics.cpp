@@ -29,8 +29,8 @@ const Keys& keys() {
 
 // A memory.stat value of the last read, when the kernel printed the key.
 std::optional<uint64_t> stat_value(const CV& c, size_t k) {
-  if (!c.stat || !c.stat->values.present.test(k)) return std::nullopt;
-  return c.stat->values.values[k];
+  if (!c.stat || !c.stat->values->present.test(k)) return std::nullopt;
+  return c.stat->values->values[k];
 }
 
 void add_stat(const CV& c, size_t k, Sink& s) {

@@ -195,7 +195,7 @@ std::string cgroup_row(const Snapshot& snap, const CgroupView& c, TimePoint now)
   if (const std::string rt = id("runtime"); !rt.empty() && rt != "raw" && rt != "systemd") who += " (" + rt + ")";
   const double cur = static_cast<double>(c.probe.current.value_or(0));
   double ws = cur;
-  if (c.stat && c.stat->values.get(inactive_file)) ws = std::max(0.0, cur - static_cast<double>(*c.stat->values.get(inactive_file)));
+  if (c.stat && c.stat->values->get(inactive_file)) ws = std::max(0.0, cur - static_cast<double>(*c.stat->values->get(inactive_file)));
   const double age = c.stat_age(now) ? to_seconds(*c.stat_age(now)) : -1;
   const double max_age = to_seconds(c.settings->max_age);
   uint64_t n_reads = 0;

@@ -53,7 +53,7 @@ template <typename Fn>
 void each_stat(const CV& c, parse::StatKind kind, Fn&& fn) {
   if (!c.stat) return;
   const auto& f = c.settings->stats;
-  parse::KeySet keys = c.stat->values.present & parse::stat_keys_of(kind);
+  parse::KeySet keys = c.stat->values->present & parse::stat_keys_of(kind);
   if (!f.all) keys &= f.known;
   for (size_t k = keys._Find_first(); k < keys.size(); k = keys._Find_next(k)) fn(k, parse::stat_keys()[k].name);
 }
@@ -139,19 +139,19 @@ const MetricDef kTable[] = {
   {"memcg_memory_stat_bytes", Profile::lean, MetricType::Gauge, "stat",
    "Memory amounts from memory.stat (anon, file, kernel, ...) in bytes, the keys the rule's stats allowlist names." MEMCG_CACHED,
    [](const CV& c, const Ctx&, Sink& s) {
-     each_stat(c, parse::StatKind::bytes, [&](size_t k, std::string_view n) { s.add(d(c.stat->values.values[k]), {{"stat", n}}); });
+     each_stat(c, parse::StatKind::bytes, [&](size_t k, std::string_view n) { s.add(d(c.stat->values->values[k]), {{"stat", n}}); });
    }},
   {"memcg_memory_stat_events_total", Profile::lean, MetricType::Counter, "stat",
    "Event counters from memory.stat (pgmajfault, workingset_refault_file, ...), the keys the rule's stats allowlist names." MEMCG_CACHED,
    [](const CV& c, const Ctx&, Sink& s) {
-     each_stat(c, parse::StatKind::events, [&](size_t k, std::string_view n) { s.add(d(c.stat->values.values[k]), {{"stat", n}}); });
+     each_stat(c, parse::StatKind::events, [&](size_t k, std::string_view n) { s.add(d(c.stat->values->values[k]), {{"stat", n}}); });
    }},
   {"memcg_memory_stat_count", Profile::lean, MetricType::Gauge, "stat",
    "memory.stat values of keys this exporter does not classify (e.g. added by a newer kernel), as printed." MEMCG_CACHED,
    [](const CV& c, const Ctx&, Sink& s) {
      if (!c.stat) return;
-     each_stat(c, parse::StatKind::count, [&](size_t k, std::string_view n) { s.add(d(c.stat->values.values[k]), {{"stat", n}}); });
-     for (const auto& u : c.stat->values.unknown)
+     each_stat(c, parse::StatKind::count, [&](size_t k, std::string_view n) { s.add(d(c.stat->values->values[k]), {{"stat", n}}); });
+     for (const auto& u : c.stat->values->unknown)
        if (c.settings->stats.allows_unknown(u.name)) s.add(d(u.value), {{"stat", u.name}});
    }},
   {"memcg_memory_events_total", Profile::lean, MetricType::Counter, "event",
@@ -957,10 +957,9 @@ SeriesBudget series_per_cgroup(const config::Settings& settings, Profile profile
   auto id = std::make_shared<CgroupId>(CgroupId{"x", 1, 1, {}});
   auto make = [&](bool most) {
     auto rec = std::make_shared<StatRecord>();
-    for (size_t k = 0; k < parse::kStatKeyCount; ++k) {
-      rec->values.present.set(k);
-      rec->prev_present.set(k);
-    }
+    auto all = std::make_shared<parse::StatValues>();
+    for (size_t k = 0; k < parse::kStatKeyCount; ++k) all->present.set(k);
+    rec->values = rec->prev_values = all;
     rec->since_prev = std::chrono::seconds(1);
     for (size_t k = 0; k < lim_count; ++k) rec->limits[k] = parse::SingleValue{most ? 1u : 0u, !most && k >= lim_high};
     rec->peak = 1;

@@ -9,21 +9,20 @@
 
 #include <cerrno>
 
+#include "base/sys/pread.h"
+
 namespace memcg::cgroupfs {
 namespace {
 
 class SystemIo final : public FileIo {
  public:
-  // The system call itself: glibc's pread(3) is a thread-cancellation point
-  // and, in a multi-threaded process, switches asynchronous cancellation on
-  // and off around every call (about 90 instructions, as many as the rest of
-  // a quiet probe's user-space work on its memory.current read). The daemon
-  // never cancels threads, and a probe pass is one of these per cgroup.
+  // The system call itself (base/sys/pread.h): glibc's pread(3) is a
+  // thread-cancellation point and, in a multi-threaded process, switches
+  // asynchronous cancellation on and off around every call (about 90
+  // instructions, as many as the rest of a quiet probe's user-space work on
+  // its memory.current read). The daemon never cancels threads.
   ssize_t pread(int fd, char* buf, size_t len, off_t offset) noexcept override {
-    ssize_t n;
-    do n = ::syscall(SYS_pread64, fd, buf, len, offset);
-    while (n < 0 && errno == EINTR);
-    return n;
+    return sys::pread_direct(fd, buf, len, offset);
   }
   bool host_has_swap() noexcept override {
     struct sysinfo si {};

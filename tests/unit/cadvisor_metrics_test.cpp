@@ -53,10 +53,12 @@ struct Node {
     if (path != "/") v.probe.current = current;
     v.probe.swap = 0;
     auto rec = std::make_shared<StatRecord>();
+    auto values = std::make_shared<parse::StatValues>();
+    rec->values = values;
     const auto set = [&](std::string_view key, uint64_t value) {
       const size_t k = *parse::stat_key_table().find(key);
-      rec->values.present.set(k);
-      rec->values.values[k] = value;
+      values->present.set(k);
+      values->values[k] = value;
     };
     set("anon", current / 2);
     set("file", current / 4);

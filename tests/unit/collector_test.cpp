@@ -76,7 +76,7 @@ class CollectorTest : public ::testing::Test {
     return view(c, path).reads[static_cast<size_t>(r)];
   }
   uint64_t stat(const Collector& c, const std::string& path, const char* key) {
-    return *view(c, path).stat->values.get(*parse::stat_key_table().find(key));
+    return *view(c, path).stat->values->get(*parse::stat_key_table().find(key));
   }
   // Moves a leaf's memory.current and its ancestors' by the same amount, as the kernel would.
   void grow(const std::string& leaf, int64_t delta) {
@@ -154,7 +154,8 @@ TEST_F(CollectorTest, AReReadOfTheSameBytesKeepsItsValuesAndAChangedByteIsParsed
   EXPECT_EQ(stat(*c, "b", "pgfault"), 109u) << "one changed digit is a changed file";
   const CgroupView& b = view(*c, "b");
   ASSERT_TRUE(b.stat);
-  EXPECT_EQ(b.stat->prev_values[*parse::stat_key_table().find("pgfault")], 100u);
+  ASSERT_TRUE(b.stat->prev_values);
+  EXPECT_EQ(b.stat->prev_values->values[*parse::stat_key_table().find("pgfault")], 100u);
 
   // A line the parser cannot read, kept in the file: counted at each read.
   {
@@ -999,12 +1000,12 @@ TEST_F(CollectorTest, SnapshotsAreImmutable) {
   auto c = make();
   pass(*c);
   auto s1 = c->latest();
-  const auto anon = *s1->cgroups.back().stat->values.get(0);
+  const auto anon = *s1->cgroups.back().stat->values->get(0);
   tree.set_stat("b", tree.spec("b").stat.set("anon", 1));
   grow("b", 1 << 20);
   pass(*c);
   EXPECT_EQ(s1->pass, 1u);
-  EXPECT_EQ(*s1->cgroups.back().stat->values.get(0), anon);
+  EXPECT_EQ(*s1->cgroups.back().stat->values->get(0), anon);
   EXPECT_EQ(c->latest()->pass, 2u);
 }
 
