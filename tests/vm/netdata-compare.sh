@@ -19,7 +19,7 @@
 # this build's binary (its symbol table kept) after the measured windows.
 exec > /dev/ttyS0 2>&1
 set -u
-NETDATA_UNSANDBOXED=0 NETDATA_BASELINE='' NETDATA_PROFILE=0 NETDATA_WINDOWS=1 NETDATA_NO_ASLR=0 NETDATA_LAYOUT=0
+NETDATA_UNSANDBOXED=0 NETDATA_BASELINE='' NETDATA_ALTERNATE=0 NETDATA_PROFILE=0 NETDATA_WINDOWS=1 NETDATA_NO_ASLR=0 NETDATA_LAYOUT=0
 . /etc/memcg-stage2.env 2>/dev/null
 n=1000
 window=60
@@ -135,14 +135,50 @@ run_binary() {
   systemctl daemon-reload
 }
 : > /tmp/ratios.txt
-exporter_window ""
-me_unit=$me  # the ratio below is the packaged unit's
-for k in $(seq 2 "$NETDATA_WINDOWS"); do exporter_window " (window $k)"; done
-if [ "$NETDATA_WINDOWS" -gt 1 ]; then
-  # The median of each ratio over this build's windows (windows of one boot drift).
-  median() { sort -n | awk '{v[NR] = $1} END {if (NR) printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-  echo "NETDATA memcg-exporter over $(wc -l < /tmp/ratios.txt) windows: the whole daemon is $(cut -d' ' -f1 /tmp/ratios.txt | tr '\n' ' ')x the bare loop beside it (median $(cut -d' ' -f1 /tmp/ratios.txt | median)x); $(cut -d' ' -f2 /tmp/ratios.txt | tr '\n' ' ')x the bare loop of the window after it (median $(cut -d' ' -f2 /tmp/ratios.txt | median)x)"
-  me=$me_unit
+median() { sort -n | awk '{v[NR] = $1} END {if (NR) printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# ratios_line LABEL FILE: a build's ratios over its windows, with their medians.
+ratios_line() {
+  echo "NETDATA $1 over $(wc -l < "$2") windows: the whole daemon is $(cut -d' ' -f1 "$2" | tr '\n' ' ')x the bare loop beside it (median $(cut -d' ' -f1 "$2" | median)x); $(cut -d' ' -f2 "$2" | tr '\n' ' ')x the bare loop of the window after it (median $(cut -d' ' -f2 "$2" | median)x)"
+}
+if [ -n "$NETDATA_BASELINE" ] && [ "$NETDATA_ALTERNATE" = 1 ]; then
+  # The two builds in pairs, in the order this-baseline, then baseline-this,
+  # and so on: a boot whose windows drift one way over its minutes favours
+  # neither build, and each pair is a comparison of neighbours.
+  : > /tmp/ratios-base.txt
+  : > /tmp/pairs.txt
+  for k in $(seq 1 "$NETDATA_WINDOWS"); do
+    for who in $([ $((k % 2)) = 1 ] && echo "this base" || echo "base this"); do
+      if [ "$who" = base ]; then
+        run_binary /usr/local/bin/memcg-exporter-baseline
+        mv /tmp/ratios.txt /tmp/ratios-this.txt
+        mv /tmp/ratios-base.txt /tmp/ratios.txt
+        exporter_window " (baseline $k)"
+        mv /tmp/ratios.txt /tmp/ratios-base.txt
+        mv /tmp/ratios-this.txt /tmp/ratios.txt
+        me_base=$me
+        run_binary ""
+      else
+        exporter_window " (window $k)"
+        me_this=$me
+      fi
+    done
+    echo "$me_this $me_base" >> /tmp/pairs.txt
+    awk -v a="$me_base" -v b="$me_this" 'BEGIN { if (a > 0) printf "NETDATA pair %d: this build / baseline = %.3f (whole daemon, neighbouring windows)\n", '"$k"', b / a }'
+  done
+  ratios_line "memcg-exporter" /tmp/ratios.txt
+  ratios_line "memcg-exporter (baseline)" /tmp/ratios-base.txt
+  echo "NETDATA pairs: this build / baseline, median over $(wc -l < /tmp/pairs.txt) pairs: $(awk '$2 > 0 {printf "%.3f\n", $1 / $2}' /tmp/pairs.txt | median)"
+  me=$(head -n 1 /tmp/pairs.txt | cut -d' ' -f1)
+  NETDATA_BASELINE=''
+else
+  exporter_window ""
+  me_unit=$me  # the ratio below is the packaged unit's
+  for k in $(seq 2 "$NETDATA_WINDOWS"); do exporter_window " (window $k)"; done
+  if [ "$NETDATA_WINDOWS" -gt 1 ]; then
+    # The median of each ratio over this build's windows (windows of one boot drift).
+    ratios_line "memcg-exporter" /tmp/ratios.txt
+    me=$me_unit
+  fi
 fi
 if [ -n "$NETDATA_BASELINE" ]; then
   run_binary /usr/local/bin/memcg-exporter-baseline

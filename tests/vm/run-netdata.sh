@@ -18,6 +18,11 @@
 # NETDATA_WINDOWS=N (default 1) measures this build in N windows of the
 # boot, each against the bare loop beside it and the one after it, and
 # prints the median of each ratio.
+# NETDATA_ALTERNATE=1, with NETDATA_BASELINE: N pairs of windows instead,
+# this build and the baseline as neighbours, in turn first and second
+# (this-baseline, baseline-this, ...), with each pair's ratio of the two
+# and their median: windows of one boot drift (the later ones faster in
+# most boots), which a fixed order would credit to one build.
 # NETDATA_NO_ASLR=1 starts every exporter window with address-space layout
 # randomisation off in the guest (kernel.randomize_va_space=0): each window's
 # process then has the same layout, to tell whether the spread between
@@ -45,5 +50,5 @@ if [ "${NETDATA_PROFILE:-0}" = 1 ]; then
   export STAGE2_IMAGE_SIZE=2G
 fi
 export STAGE2_EXTRA=$extra STAGE2_TEST="$here/netdata-compare.sh" STAGE2_BINS=$bins STAGE2_TIMEOUT=3000
-export STAGE2_ENV="NETDATA_UNSANDBOXED='${NETDATA_UNSANDBOXED:-0}' NETDATA_BASELINE='${NETDATA_BASELINE:+1}' NETDATA_PROFILE='${NETDATA_PROFILE:-0}' NETDATA_WINDOWS='${NETDATA_WINDOWS:-1}' NETDATA_NO_ASLR='${NETDATA_NO_ASLR:-0}' NETDATA_LAYOUT='${NETDATA_LAYOUT:-0}'"
+export STAGE2_ENV="NETDATA_UNSANDBOXED='${NETDATA_UNSANDBOXED:-0}' NETDATA_BASELINE='${NETDATA_BASELINE:+1}' NETDATA_ALTERNATE='${NETDATA_ALTERNATE:-0}' NETDATA_PROFILE='${NETDATA_PROFILE:-0}' NETDATA_WINDOWS='${NETDATA_WINDOWS:-1}' NETDATA_NO_ASLR='${NETDATA_NO_ASLR:-0}' NETDATA_LAYOUT='${NETDATA_LAYOUT:-0}'"
 "$here/run-stage2.sh" "$build"
