@@ -1,9 +1,11 @@
 // pread(2) as the system call itself, inlined where it is made. glibc's
 // pread is a thread-cancellation point (asynchronous cancellation switched
 // on and off around every call), and syscall(3) is a call through the PLT
-// that shuffles six arguments; a probe pass makes one of these per cgroup
-// for a file whose kernel side is a few hundred instructions, and the
-// daemon cancels no thread.
+// that moves its seven arguments into place; a probe pass makes one of
+// these per cgroup, and the daemon cancels no thread. What it saves
+// (~45 instructions a read under callgrind) is too little to show in the
+// guests' CPU (docs/performance.md); it is kept as the leaner path every
+// cgroup takes every pass, at the cost of this one function.
 #pragma once
 
 #include <sys/syscall.h>
