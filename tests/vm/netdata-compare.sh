@@ -79,7 +79,7 @@ cpu_ns() {  # every thread of a process
 }
 
 # --- memcg-exporter: the packaged service, its default configuration.
-# exporter_window LABEL: one window of memcg-cost against the running
+# exporter_window LABEL [RATIOS]: one window of memcg-cost against the running
 # service (the bare loop in a window of its own after it), lines prefixed
 # "NETDATA memcg-exporter" and LABEL.
 exporter_window() {
@@ -109,7 +109,7 @@ exporter_window() {
   sed "s/^COST/$tag/" /tmp/cost.txt
   me=$(awk -F'|' '/whole daemon/ {gsub(/ /, "", $4); print $4}' /tmp/cost.txt)
   # The two ratios of this window, for the median over windows.
-  sed -n 's/^COST the whole daemon is \([0-9.]*\)x the bare loop beside it (\([0-9.]*\)x .*/\1 \2/p' /tmp/cost.txt >> /tmp/ratios.txt
+  sed -n 's/^COST the whole daemon is \([0-9.]*\)x the bare loop beside it (\([0-9.]*\)x .*/\1 \2/p' /tmp/cost.txt >> "${2:-/tmp/ratios.txt}"
   # What the daemon holds, kernel included: its cgroup's memory is mostly
   # the kernel's for the files it keeps open (a seq_file buffer of a page
   # per file read through it, dentries, inodes), charged to it, not its RSS.
@@ -150,11 +150,7 @@ if [ -n "$NETDATA_BASELINE" ] && [ "$NETDATA_ALTERNATE" = 1 ]; then
     for who in $([ $((k % 2)) = 1 ] && echo "this base" || echo "base this"); do
       if [ "$who" = base ]; then
         run_binary /usr/local/bin/memcg-exporter-baseline
-        mv /tmp/ratios.txt /tmp/ratios-this.txt
-        mv /tmp/ratios-base.txt /tmp/ratios.txt
-        exporter_window " (baseline $k)"
-        mv /tmp/ratios.txt /tmp/ratios-base.txt
-        mv /tmp/ratios-this.txt /tmp/ratios.txt
+        exporter_window " (baseline $k)" /tmp/ratios-base.txt
         me_base=$me
         run_binary ""
       else
@@ -163,13 +159,12 @@ if [ -n "$NETDATA_BASELINE" ] && [ "$NETDATA_ALTERNATE" = 1 ]; then
       fi
     done
     echo "$me_this $me_base" >> /tmp/pairs.txt
-    awk -v a="$me_base" -v b="$me_this" 'BEGIN { if (a > 0) printf "NETDATA pair %d: this build / baseline = %.3f (whole daemon, neighbouring windows)\n", '"$k"', b / a }'
+    awk -v k="$k" -v a="$me_base" -v b="$me_this" 'BEGIN { if (a > 0) printf "NETDATA pair %d: this build / baseline = %.3f (whole daemon, neighbouring windows)\n", k, b / a }'
   done
   ratios_line "memcg-exporter" /tmp/ratios.txt
   ratios_line "memcg-exporter (baseline)" /tmp/ratios-base.txt
   echo "NETDATA pairs: this build / baseline, median over $(wc -l < /tmp/pairs.txt) pairs: $(awk '$2 > 0 {printf "%.3f\n", $1 / $2}' /tmp/pairs.txt | median)"
   me=$(head -n 1 /tmp/pairs.txt | cut -d' ' -f1)
-  NETDATA_BASELINE=''
 else
   exporter_window ""
   me_unit=$me  # the ratio below is the packaged unit's
@@ -180,7 +175,7 @@ else
     me=$me_unit
   fi
 fi
-if [ -n "$NETDATA_BASELINE" ]; then
+if [ -n "$NETDATA_BASELINE" ] && [ "$NETDATA_ALTERNATE" != 1 ]; then
   run_binary /usr/local/bin/memcg-exporter-baseline
   exporter_window " (baseline)"
   me_base=$me
