@@ -31,6 +31,7 @@ struct BoundRecord {
   ContainerRecord record;
   uint32_t owner = 0;  // 0: root's source; else the uid whose engine answered
   std::string cgroup;  // the one cgroup it labels, relative to the cgroup2 root
+  bool operator==(const BoundRecord&) const = default;
 };
 struct IdHash {
   using is_transparent = void;  // looked up by string_view: no string per lookup

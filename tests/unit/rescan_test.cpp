@@ -3,6 +3,8 @@
 // another goes is found at the next pass, not one rescan_interval later.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "config/config.h"
 #include "plugin/cgroupfs/walk_skip.h"
 #include "plugin/collector.h"
@@ -216,6 +218,54 @@ TEST_F(RescanTest, ADirectoryWithoutTheControllerIsVouchedForByItsOwnFiles) {
   r = pass(c);
   EXPECT_FALSE(r.walk_skipped);
   EXPECT_TRUE(has(c, "b/udev"));
+}
+
+}  // namespace
+}  // namespace memcg
+
+namespace memcg {
+namespace {
+
+using namespace std::chrono_literals;
+
+// What the scrape's compressed identity head is keyed on (the roster of
+// cgroups and rules, the bound container records, the removed cgroups;
+// exporter/http/scrape_cache.h) stays the very same objects across rescans
+// that find the same tree, with the hook's records on: otherwise every scrape
+// after a rescan renders and compresses the head again.
+TEST(RescanIdentity, RescansThatFindTheSameTreeKeepWhatTheIdentityHeadIsKeyedOn) {
+  fixtures::Tree tree;
+  const std::string id(64, 'c');
+  for (const std::string& p : {std::string("machine.slice"), "machine.slice/libpod-" + id + ".scope", std::string("system.slice")})
+    tree.add(p);
+  const std::string records = tree.root() + "-records";
+  std::filesystem::create_directories(records);
+  auto cfg = config::Config::builtin({4096, 1});
+  cfg.collector.rescan_interval = 1s;  // a rescan every pass
+  cfg.containers.records_dir = records;
+  cfg.resolve();
+  ManualClock clock;
+  fixtures::FaultyIo io;
+  Collector c(tree.root(), cfg, clock, io);
+  clock.advance(1s);
+  ASSERT_TRUE(c.run_pass().rescanned);
+  const auto first = c.latest();
+  ASSERT_TRUE(first->records) << "the hook's directory is on: records are bound";
+  for (int i = 0; i < 8; ++i) {  // walked and counted rescans alike
+    clock.advance(1s);
+    ASSERT_TRUE(c.run_pass().rescanned);
+    const auto now = c.latest();
+    EXPECT_EQ(now->records, first->records) << "rescan " << i;
+    EXPECT_EQ(now->roster, first->roster) << "rescan " << i;
+    EXPECT_EQ(now->removed, first->removed) << "rescan " << i;
+  }
+  tree.add("system.slice/new.service");
+  for (int i = 0; i < 2 && c.latest()->cgroups.size() == first->cgroups.size(); ++i) {
+    clock.advance(1s);
+    c.run_pass();
+  }
+  EXPECT_NE(c.latest()->roster, first->roster) << "a new cgroup is a new roster";
+  std::filesystem::remove_all(records);
 }
 
 }  // namespace

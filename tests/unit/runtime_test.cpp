@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "plugin/runtime/identity.h"
+#include "plugin/runtime/identity_sources.h"
 #include "plugin/runtime/oci_record.h"
 #include "plugin/runtime/record_store.h"
 #include "plugin/snapshot.h"
@@ -311,6 +312,43 @@ TEST_F(HookTest, StoreExpiresRecordsOfVanishedContainers) {
   EXPECT_EQ(store.records()->size(), 1u);
   EXPECT_FALSE(fs::exists(dir + "/" + kId + ".json")) << "the stale file is removed";
   EXPECT_TRUE(fs::exists(dir + "/alive.json"));
+}
+
+// Every rescan rebinds the records to the cgroups. When nothing changed the
+// outputs keep the very map they had: the scrape's compressed identity head
+// is keyed on it, and a new map every rescan (10 s, below Prometheus' 15 s)
+// made every scrape render and compress the head again.
+TEST_F(HookTest, ARescanThatFindsTheSameContainersKeepsTheBoundRecords) {
+  fs::create_directories(dir);
+  const std::string pod = "kubepods-burstable-pod" + kUidU + ".slice";
+  const std::string cgroup = "kubepods.slice/kubepods-burstable.slice/" + pod + "/crio-" + kId + ".scope";
+  std::ofstream(dir + "/" + kId + ".json") << render_record({kId, "web", "nginx", "web-1", "shop", kUid, pod + ":crio:" + kId});
+  IdentitySources sources;
+  SourcesConfig config;
+  config.records_dir = dir;
+  sources.configure(config);
+  std::vector<BindCandidate> live = {{cgroup, 4, kId, "crio"}};
+  const ForEachContainerCgroup cgroups = [&](const std::function<void(const BindCandidate&)>& f) {
+    for (const BindCandidate& c : live) f(c);
+  };
+  std::vector<IoError> errors;
+  const TimePoint t0{std::chrono::hours(1)};
+  sources.refresh(true, cgroups, t0, errors);
+  const auto first = sources.records();
+  ASSERT_TRUE(first);
+  ASSERT_NE(record_for(*first, kId, cgroup), nullptr);
+  EXPECT_EQ(record_for(*first, kId, cgroup)->name, "web");
+
+  for (int i = 1; i <= 3; ++i) sources.refresh(true, cgroups, t0 + std::chrono::seconds(10 * i), errors);
+  EXPECT_EQ(sources.records(), first) << "the same containers: the same map";
+
+  live.clear();  // the container's cgroup went: its record no longer binds
+  sources.refresh(true, cgroups, t0 + std::chrono::seconds(40), errors);
+  ASSERT_TRUE(sources.records());
+  EXPECT_NE(sources.records(), first);
+  EXPECT_EQ(record_for(*sources.records(), kId, cgroup), nullptr);
+  EXPECT_NE(record_for(*first, kId, cgroup), nullptr) << "a published map never changes";
+  EXPECT_TRUE(errors.empty());
 }
 
 }  // namespace
