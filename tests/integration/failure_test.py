@@ -57,7 +57,13 @@ def test_unprivileged_with_unreadable_files_and_root():
     os.chmod(os.path.join(tree.root, "system.slice/web.service/memory.pressure"), 0)
     cfg = write_config(FAST)
     os.chmod(cfg, 0o644)
-    env = {"MEMCG_TEST": "1"}
+    # A TMPDIR of nobody's own under the test's directory (which it may
+    # traverse, not list): the exporter's private socket directory goes there
+    # and away with the test's files, not into /tmp, when the test kills it.
+    os.chmod(tempfile.gettempdir(), 0o711)
+    own_tmp = tempfile.mkdtemp(prefix="memcg-nobody-tmp-")
+    os.chown(own_tmp, 65534, 65534)
+    env = {"MEMCG_TEST": "1", "TMPDIR": own_tmp}
     # Exporter() starts argv[0]; run it through setpriv as user nobody.
     wrapper = tempfile.mktemp(prefix="memcg-nobody-")
     with open(wrapper, "w") as f:
