@@ -216,8 +216,8 @@ void IdentitySources::bind(bool rescanned, const ForEachContainerCgroup& cgroups
   // A rebind after every rescan mostly finds what the last one did: keep
   // that map then, so that what is keyed on it (the scrape's compressed
   // identity head, exporter/http/scrape_cache.h) stays valid. A new map each
-  // rescan re-rendered and recompressed the head at every scrape, more than
-  // half of a scrape's CPU.
+  // rescan re-rendered and recompressed the head at every scrape: on a
+  // Kubernetes node's long paths and names, more than half of a scrape's CPU.
   BoundRecords fresh = bind_records(candidates, paths.get(), answers);
   if (!bound_ || *bound_ != fresh) bound_ = std::make_shared<const BoundRecords>(std::move(fresh));
   bound_hooks_ = std::move(hooks);
