@@ -238,7 +238,12 @@ TEST(RescanIdentity, RescansThatFindTheSameTreeKeepWhatTheIdentityHeadIsKeyedOn)
   const std::string id(64, 'c');
   for (const std::string& p : {std::string("machine.slice"), "machine.slice/libpod-" + id + ".scope", std::string("system.slice")})
     tree.add(p);
-  const std::string records = tree.root() + "-records";
+  tree.write("/", "cgroup.stat", "nr_descendants 3\nnr_dying_descendants 0\n");  // rescans counted as well as walked
+  struct Records {  // the hook's directory, beside the tree and gone with the test however it ends
+    std::string dir;
+    ~Records() { std::filesystem::remove_all(dir); }
+  } hook{tree.root() + "-records"};
+  const std::string& records = hook.dir;
   std::filesystem::create_directories(records);
   auto cfg = config::Config::builtin({4096, 1});
   cfg.collector.rescan_interval = 1s;  // a rescan every pass
@@ -259,13 +264,15 @@ TEST(RescanIdentity, RescansThatFindTheSameTreeKeepWhatTheIdentityHeadIsKeyedOn)
     EXPECT_EQ(now->roster, first->roster) << "rescan " << i;
     EXPECT_EQ(now->removed, first->removed) << "rescan " << i;
   }
+  EXPECT_GT(c.latest()->rescans_counted, 0u);
+  EXPECT_GT(c.latest()->rescans_walked, 1u);
   tree.add("system.slice/new.service");
+  tree.write("/", "cgroup.stat", "nr_descendants 4\nnr_dying_descendants 0\n");
   for (int i = 0; i < 2 && c.latest()->cgroups.size() == first->cgroups.size(); ++i) {
     clock.advance(1s);
     c.run_pass();
   }
   EXPECT_NE(c.latest()->roster, first->roster) << "a new cgroup is a new roster";
-  std::filesystem::remove_all(records);
 }
 
 }  // namespace
