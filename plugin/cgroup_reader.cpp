@@ -68,15 +68,25 @@ CgroupReader::FileRead CgroupReader::read_value(const CgroupEntry& e, FileKind k
   return {Status::ok, value_ahead_.view()};
 }
 
-// memory.pressure into e.probe: false if the cgroup is gone.
+// memory.pressure into e.probe: false if the cgroup is gone. Not read where
+// the PSI gate tells the totals stayed: they are as fresh as a read.
 bool CgroupReader::probe_pressure(CgroupEntry& e, TimePoint now, PassReport& report) {
+  ProbeValues& p = e.probe;
+  if (p.has_psi && psi_gate_.unchanged_since(e.psi_mark)) {
+    p.psi_at = now;
+    return true;
+  }
   const FileRead r = read(e, FileKind::pressure, report);
   if (r.status == Status::gone) return false;
-  ProbeValues& p = e.probe;
   p.has_psi = r.status == Status::ok;
   p.psi = parse::Psi{};
   p.psi_at = p.has_psi ? now : TimePoint{};
-  if (p.has_psi) parse_error(FileKind::pressure, parse::parse_psi(r.text, p.psi));
+  e.psi_mark = std::nullopt;
+  if (p.has_psi) {
+    const uint32_t malformed = parse::parse_psi(r.text, p.psi);
+    parse_error(FileKind::pressure, malformed);
+    if (malformed == 0) e.psi_mark = psi_gate_.mark();
+  }
   return true;
 }
 
@@ -459,12 +469,19 @@ CgroupReader::StatRead CgroupReader::finish_stat(const CgroupEntry& e, const Fet
     rec->limits = e.record->limits;
     rec->limits_read_at = e.record->limits_read_at;
   }
-  // PSI totals of a cgroup the probes saw quiet (they read it when it moves).
+  // PSI totals of a cgroup the probes saw quiet (they read it when it moves),
+  // unless the PSI gate tells they stayed.
   out.psi = e.probe.psi;
-  if (take.pressure) {
+  out.psi_mark = e.psi_mark;
+  if (take.pressure && e.probe.has_psi && psi_gate_.unchanged_since(e.psi_mark)) {
+    out.psi_read = true;
+  } else if (take.pressure) {
     if (const FileRead pr2 = read(e, FileKind::pressure, report); pr2.status == Status::ok) {
-      parse_error(FileKind::pressure, parse::parse_psi(pr2.text, out.psi));
+      out.psi = parse::Psi{};
+      const uint32_t malformed = parse::parse_psi(pr2.text, out.psi);
+      parse_error(FileKind::pressure, malformed);
       out.psi_read = true;
+      out.psi_mark = malformed == 0 ? psi_gate_.mark() : std::nullopt;
     }
   }
   read_peak(e, take.peak || !e.record, t0, *rec, report);

@@ -15,6 +15,7 @@
 
 #include "plugin/cache/companion_reads.h"
 #include "plugin/cache/pending.h"
+#include "plugin/cache/psi_gate.h"
 #include "plugin/cgroup_table.h"
 #include "plugin/cgroupfs/file_io.h"
 #include "plugin/clock.h"
@@ -64,6 +65,9 @@ class CgroupReader {
   // descriptor the caller holds (the quiet lane's, quiet_lane.h), counted as
   // the probe's; read_lane leaves the bytes past what it read zero.
   void read_ahead(const CgroupEntry& e, bool host_swap, ProbeAhead& out) noexcept;
+  // This pass's PSI gate (cache/psi_gate.h): a cgroup's memory.pressure is
+  // read only where the gate cannot tell that its totals stayed.
+  void set_psi_gate(const cache::PsiGate& gate) noexcept { psi_gate_ = gate; }
   void read_lane(int fd, FileKind kind, Ahead& out) noexcept {
     out = Ahead{};  // zero-tailed, as the lane compares (cgroup_table.h: same_zero_tailed)
     read_fd(fd, kind, out);
@@ -121,8 +125,9 @@ class CgroupReader {
 
   struct StatRead {
     std::shared_ptr<const StatRecord> record;  // null: not read (gone, or an error kept the old values)
-    bool psi_read = false;                      // memory.pressure read with it: `psi` is fresh
+    bool psi_read = false;                      // memory.pressure read with it (or known unchanged): `psi` is fresh
     parse::Psi psi;
+    std::optional<uint64_t> psi_mark;           // the cgroup's PSI gate mark with it (cache/psi_gate.h)
     Duration wall{0}, cpu{0};  // the memory.stat read itself: wall and reading-thread CPU time
     bool gone = false;
   };
@@ -213,6 +218,7 @@ class CgroupReader {
   // Random per reader, so no cgroup's counters can be chosen to make a
   // changed memory.stat digest as the unchanged one did.
   text::DigestKey digest_key_;
+  cache::PsiGate psi_gate_;  // this pass's (set_psi_gate)
   parse::EventValues events_scratch_;
   // The one-minute high's bucket for the pass's time, computed at its first probe.
   cache::WindowMax::At window_at(TimePoint now) noexcept {

@@ -109,6 +109,9 @@ struct CgroupEntry {
   bool limits_owed = false;
   // systemd-oomd's record (the directory's xattrs): read every limits_max_age.
   std::optional<TimePoint> oomd_at;
+  // The root's PSI "some" total when this cgroup's memory.pressure was last
+  // read (cache/psi_gate.h): while the root's is the same, so are its totals.
+  std::optional<uint64_t> psi_mark;
   bool gone = false;
 
   const sys::UniqueFd& file(FileKind k) const noexcept { return files[static_cast<size_t>(k)]; }

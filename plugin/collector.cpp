@@ -28,7 +28,12 @@ std::shared_ptr<const Snapshot> empty_snapshot(const std::string& root) {
 }  // namespace
 
 Collector::Collector(std::string root, config::Config config, Clock& clock, cgroupfs::FileIo& io)
-    : root_(std::move(root)), config_(std::move(config)), clock_(clock), io_(io), reader_(root_, clock_, io_, counters_),
+    : root_(std::move(root)),
+      config_(std::move(config)),
+      clock_(clock),
+      io_(io),
+      reader_(root_, clock_, io_, counters_),
+      root_pressure_(root_, io_),
       publication_(empty_snapshot(root_)) {
   table_.set_io(io_);
   identity_.configure(sources_config(config_));
@@ -111,6 +116,7 @@ bool Collector::apply_read(CgroupEntry& e, cache::ReadReason reason, const Cgrou
     e.probe.psi = r.psi;
     e.probe.has_psi = true;
     e.probe.psi_at = now;
+    e.psi_mark = r.psi_mark;
   }
   if (take.peak) e.moved_since_peak = false;
   // The highest usage since the last memory.peak read, spikes between two
@@ -239,6 +245,7 @@ void Collector::probe_all(TimePoint now, PassReport& report) {
   moving_.clear();
   moved_.assign(n, 0);
   read_all_ahead(now, host_swap);
+  read_psi_gate(report.rescanned);
   for (size_t i = 0; i < n; ++i) {
     CgroupEntry& e = entries[i];
     if (quiet_[i] == kInLane) {  // what the quiet probe would do; its rate stays 0
@@ -312,6 +319,14 @@ PassReport Collector::run_pass() {
   report.watch_error = table_.watch_error();
   publish(now, cpu3, report);
   return report;
+}
+
+// The root's PSI total for this pass's gate (cache/psi_gate.h), before any
+// cgroup's memory.pressure is read.
+void Collector::read_psi_gate(bool rescanned) {
+  if (rescanned) root_pressure_.retry();
+  psi_gate_.set(root_pressure_.some_total_us(counters_.file_reads[static_cast<size_t>(FileKind::pressure)]));
+  reader_.set_psi_gate(psi_gate_);
 }
 
 void Collector::bury_departed(TimePoint now, PassReport& report) {

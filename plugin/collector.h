@@ -26,6 +26,7 @@
 #include "plugin/pass_report.h"
 #include "plugin/publication.h"
 #include "plugin/quiet_lane.h"
+#include "plugin/root_pressure.h"
 #include "plugin/runtime/identity_sources.h"
 #include "plugin/snapshot.h"
 #include "plugin/tombstones.h"
@@ -160,6 +161,7 @@ class Collector {
   void refresh_records(bool rescanned, TimePoint now, PassReport& report);
   void probe_all(TimePoint now, PassReport& report);
   void read_all_ahead(TimePoint now, bool host_swap);
+  void read_psi_gate(bool rescanned);
   cache::FlushInput flush_input(const CgroupEntry& e, size_t i, Duration lookahead) const noexcept;
   CgroupReader::EventFiles flags_of(const CgroupEntry& e) const noexcept;
 
@@ -171,6 +173,8 @@ class Collector {
   Counters counters_;  // totals since start, published with every snapshot
   CgroupTable table_;
   CgroupReader reader_;
+  RootPressure root_pressure_;  // the collection root's memory.pressure, for...
+  cache::PsiGate psi_gate_;     // ... this pass's gate on every other one
   bool need_rescan_ = true;
   TimePoint last_rescan_{};
   WallTime pass_wall_{};  // the wall clock at the pass's start: timestamps of its reads derive from it

@@ -191,7 +191,7 @@ const MetricDef kTable[] = {
      if (c.removed_at != WallTime{}) s.add(to_unix_seconds(c.removed_at));
    }},
   {"memcg_memory_pressure_stalled_seconds_total", Profile::standard, MetricType::Counter, "kind",
-   "Time tasks stalled on memory (memory.pressure total): kind=some (at least one task) or full (all non-idle tasks). Read at every probe that saw usage or memory.events move, else at least every collector.limits_max_age (60 s by default).",
+   "Time tasks stalled on memory (memory.pressure total): kind=some (at least one task) or full (all non-idle tasks). Read at every probe that saw usage or memory.events move, else at least every collector.limits_max_age (60 s by default); not read again while the collection root's total, read every pass, has not moved since (a stall anywhere below moves it): the totals are then still what was read.",
    [](const CV& c, const Ctx&, Sink& s) {
      if (!c.probe.has_psi) return;
      if (c.probe.psi.some.present) s.add(d(c.probe.psi.some.total_us) / 1e6, {{"kind", "some"}});

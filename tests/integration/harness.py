@@ -25,6 +25,24 @@ class Tree:
         with open(self.path(cg, f), "r+") as fh:  # same inode: kept fds see it
             fh.truncate(0)
             fh.write(text)
+        # A cgroup's PSI totals move only with a stall, which the kernel
+        # counts in every ancestor too: the root's "some" total moves with
+        # them (the exporter's PSI gate reads the root's: plugin/cache/psi_gate.h).
+        if f == "memory.pressure" and cg != "/":
+            self.stall_at_root()
+
+    def stall_at_root(self):
+        p = os.path.join(self.root, "memory.pressure")
+        if not os.path.exists(p):
+            return
+        with open(p, "r+") as fh:
+            text = fh.read()
+            m = re.search(r"^some .*total=(\d+)", text, re.M)
+            if not m:
+                return
+            fh.seek(0)
+            fh.truncate(0)
+            fh.write(text[:m.start(1)] + str(int(m.group(1)) + 1) + text[m.end(1):])
 
     def read(self, cg, f):
         with open(self.path(cg, f)) as fh:

@@ -422,7 +422,7 @@ TEST_F(CollectorTest, EveryFileReadIsCountedByFile) {
   pass(*c);  // quiet: the probes alone
   EXPECT_EQ(count(FileKind::current), current + 4);
   EXPECT_EQ(count(FileKind::stat), stat);
-  EXPECT_EQ(count(FileKind::pressure), pressure);
+  EXPECT_EQ(count(FileKind::pressure), pressure + 1) << "the root's, for the PSI gate, and no other";
   c->request_refresh(*config::Glob::compile("b", nullptr));
   pass(*c);
   EXPECT_EQ(count(FileKind::stat), stat + 1) << "b's forced read";
@@ -465,6 +465,57 @@ TEST_F(CollectorTest, UnwatchedLimitsAreReadEveryLimitsMaxAgeAndTheReportSaysWhy
   EXPECT_EQ(r.watch_error, ENOSPC);
   EXPECT_EQ(c->latest()->limits_watched, 0u);
   EXPECT_GE(count(), after_initial + 4 * 2) << "every cgroup with a memory.max, at least twice";
+}
+
+// The PSI gate (cache/psi_gate.h): a stall below the root moves the root's
+// "some" total too, so while it stays, a moving cgroup's memory.pressure is
+// not read again; its totals are as fresh as a read, and a stall anywhere
+// opens the gate again.
+TEST_F(CollectorTest, PressureIsNotReadAgainWhileTheRootsTotalStays) {
+  auto c = make();
+  pass(*c);
+  const auto pressure_reads = [&] { return c->latest()->file_reads[static_cast<size_t>(FileKind::pressure)]; };
+  const auto psi = [&] { return view(*c, "b").probe.psi; };
+  grow("b", 1000);
+  pass(*c);  // b's first move: read, under this pass's mark
+  const uint64_t before = pressure_reads();
+  for (int i = 0; i < 5; ++i) {
+    const TimePoint psi_at = view(*c, "b").probe.psi_at;
+    grow("b", 1000);  // moves every pass, below the threshold
+    pass(*c);
+    EXPECT_GT(view(*c, "b").probe.psi_at, psi_at) << "known unchanged as of this pass: as fresh as a read";
+  }
+  EXPECT_EQ(pressure_reads(), before + 5) << "the root's, once a pass; b's not again";
+  EXPECT_EQ(psi().some.total_us, 0u);
+
+  // A stall in b: the kernel counts it at the root as well (the fixture does).
+  tree.write("b", "memory.pressure", "some avg10=1.00 avg60=0 avg300=0 total=4000\nfull avg10=0 avg60=0 avg300=0 total=300\n");
+  grow("b", 1000);
+  pass(*c);
+  EXPECT_EQ(psi().some.total_us, 4000u);
+  EXPECT_EQ(psi().full.total_us, 300u);
+  EXPECT_EQ(pressure_reads(), before + 5 + 2) << "the root's and b's";
+}
+
+TEST_F(CollectorTest, WithoutTheRootsPressureAMovingCgroupsIsReadEveryPass) {
+  tree.remove_file("/", "memory.pressure");  // a kernel without PSI at the root: no gate
+  auto c = make();
+  pass(*c);
+  const auto pressure_reads = [&] { return c->latest()->file_reads[static_cast<size_t>(FileKind::pressure)]; };
+  const uint64_t before = pressure_reads();
+  for (int i = 0; i < 3; ++i) {
+    grow("b", 1000);
+    pass(*c);
+  }
+  EXPECT_EQ(pressure_reads(), before + 3) << "b's at each of its moves";
+  // A root file that is not PSI's format opens no gate either.
+  tree.write("/", "memory.pressure", "some total=\n");
+  auto d = make();
+  pass(*d);
+  const uint64_t d_before = d->latest()->file_reads[static_cast<size_t>(FileKind::pressure)];
+  grow("b", 1000);
+  pass(*d);
+  EXPECT_EQ(d->latest()->file_reads[static_cast<size_t>(FileKind::pressure)], d_before + 2) << "the root's and b's";
 }
 
 TEST_F(CollectorTest, QuietCgroupsReadMemoryStatAloneUntilTheCompanionsAreLimitsMaxAgeOld) {
