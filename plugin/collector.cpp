@@ -325,8 +325,9 @@ PassReport Collector::run_pass() {
 // cgroup's memory.pressure is read.
 void Collector::read_psi_gate(bool rescanned) {
   if (rescanned) root_pressure_.retry();
-  psi_gate_.set(root_pressure_.some_total_us(counters_.file_reads[static_cast<size_t>(FileKind::pressure)]));
-  reader_.set_psi_gate(psi_gate_);
+  cache::PsiGate gate;
+  gate.set(root_pressure_.some_total_us(counters_.file_reads[static_cast<size_t>(FileKind::pressure)]));
+  reader_.set_psi_gate(gate);
 }
 
 void Collector::bury_departed(TimePoint now, PassReport& report) {

@@ -173,8 +173,7 @@ class Collector {
   Counters counters_;  // totals since start, published with every snapshot
   CgroupTable table_;
   CgroupReader reader_;
-  RootPressure root_pressure_;  // the collection root's memory.pressure, for...
-  cache::PsiGate psi_gate_;     // ... this pass's gate on every other one
+  RootPressure root_pressure_;  // the collection root's memory.pressure: each pass's PSI gate
   bool need_rescan_ = true;
   TimePoint last_rescan_{};
   WallTime pass_wall_{};  // the wall clock at the pass's start: timestamps of its reads derive from it
