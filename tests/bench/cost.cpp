@@ -155,6 +155,7 @@ struct Reading {
   double wakeups = 0;                        // memcg_exporter_event_wakeups_total
   double passes = 0;                         // memcg_exporter_passes_total
   double unchanged = 0;                      // memcg_exporter_stat_reads_unchanged_total
+  std::map<std::string, double> max_age_reads;  // memcg_stat_reads_total{reason="max_age"} by cgroup_id
   bool ok = false;
 };
 
@@ -174,6 +175,7 @@ Reading scrape(int port, pid_t pid) {
   const std::string kWakeups = "memcg_exporter_event_wakeups_total ";
   const std::string kPasses = "memcg_exporter_passes_total ";
   const std::string kUnchanged = "memcg_exporter_stat_reads_unchanged_total ";
+  const std::string kPerCgroup = "memcg_stat_reads_total{cgroup_id=\"";
   for (size_t pos = 0; (pos = body.find('\n', pos)) != std::string::npos;) {
     ++pos;
     if (body.compare(pos, key.size(), key) == 0) {
@@ -199,6 +201,10 @@ Reading scrape(int port, pid_t pid) {
       const double v = std::atof(body.c_str() + body.find(' ', pos) + 1);
       r.reads += v;
       r.reasons[body.substr(pos + 40, body.find('"', pos + 40) - pos - 40)] = v;
+    } else if (body.compare(pos, kPerCgroup.size(), kPerCgroup) == 0) {
+      const size_t at = pos + kPerCgroup.size(), end = body.find('\n', pos);
+      if (body.substr(pos, end - pos).find("reason=\"max_age\"} ") != std::string::npos)
+        r.max_age_reads[body.substr(at, body.find('"', at) - at)] = std::atof(body.c_str() + body.rfind(' ', end) + 1);
     }
   }
   r.ok = !r.phase.empty();
@@ -543,6 +549,24 @@ void print_beside(const Window& w, const Bare& bare, const memcg::bench::BareBes
 
 // The re-reads against their paced floor, the reasons, and the floor of the
 // configuration.
+// How many cgroups had how many max_age reads in the window: a quiet
+// cgroup's is due every max_age - 1.5 probe intervals, rounded to passes
+// (9 at the defaults). A window of whole cycles (180 s: 20) holds the same
+// number for each; a 60 s window 6 or 7 by where it began against each
+// cgroup's phase, and since the phases sit in about half of each cycle's
+// passes, it may hold 7 for nearly all (3-5 % above the rate).
+void print_max_age_spread(const Window& w) {
+  std::map<int, int> by_count;
+  for (const auto& [id, v] : w.last.max_age_reads) {
+    const auto it = w.first.max_age_reads.find(id);
+    if (it != w.first.max_age_reads.end()) ++by_count[static_cast<int>(v - it->second)];
+  }
+  if (by_count.empty()) return;
+  std::printf("COST max_age reads per cgroup in the window (cgroups x reads):");
+  for (const auto& [count, cgroups] : by_count) std::printf(" %dx%d", cgroups, count);
+  std::printf("\n");
+}
+
 void print_reads(Window& w, const Bare& bare, double whole) {
   const double reads = w.last.reads - w.first.reads;
   if (reads <= 0) return;
@@ -558,6 +582,7 @@ void print_reads(Window& w, const Bare& bare, double whole) {
     if (v > w.first.reasons[reason]) std::printf(" %s %.1f/s", reason.c_str(), (v - w.first.reasons[reason]) / w.seconds);
   // Reads that returned the cgroup's previous bytes: kept, not parsed.
   std::printf("; unchanged (not parsed again) %.0f of %.0f\n", w.last.unchanged - w.first.unchanged, reads);
+  print_max_age_spread(w);
   // The floor of the job as configured: every cgroup's memory.current once
   // a second and, for each memory.stat read the policy made, a bare pread
   // + parse of memory.stat. What the daemon costs above it is its own work

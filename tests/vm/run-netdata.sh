@@ -15,6 +15,8 @@
 # earlier build's exporter/memcg-exporter) under the same unit in the same
 # boot, between two windows of this build: a change judged side by side,
 # not across boots (±15 % here), and the drift within the boot shown.
+# NETDATA_SECONDS=S (default 180) is each window's length: whole periods of
+# the daemon's periodic work at its defaults (netdata-compare.sh says which).
 # NETDATA_WINDOWS=N (default 1) measures this build in N windows of the
 # boot, each against the bare loop beside it and the one after it, and
 # prints the median of each ratio.
@@ -49,6 +51,12 @@ if [ "${NETDATA_PROFILE:-0}" = 1 ]; then
   extra="$extra,linux-perf" bins="$bins $links/memcg-exporter-symbols"
   export STAGE2_IMAGE_SIZE=2G
 fi
-export STAGE2_EXTRA=$extra STAGE2_TEST="$here/netdata-compare.sh" STAGE2_BINS=$bins STAGE2_TIMEOUT=3000
-export STAGE2_ENV="NETDATA_UNSANDBOXED='${NETDATA_UNSANDBOXED:-0}' NETDATA_BASELINE='${NETDATA_BASELINE:+1}' NETDATA_ALTERNATE='${NETDATA_ALTERNATE:-0}' NETDATA_PROFILE='${NETDATA_PROFILE:-0}' NETDATA_WINDOWS='${NETDATA_WINDOWS:-1}' NETDATA_NO_ASLR='${NETDATA_NO_ASLR:-0}' NETDATA_LAYOUT='${NETDATA_LAYOUT:-0}'"
+# The boot, netdata's and the cAdvisor-style reader's windows, then each
+# exporter window: its settling, its window and the bare one after it.
+secs=${NETDATA_SECONDS:-180} windows=${NETDATA_WINDOWS:-1}
+[ -n "${NETDATA_BASELINE:-}" ] && windows=$((windows * 2))
+[ "${NETDATA_UNSANDBOXED:-0}" = 1 ] && windows=$((windows + 1))
+export STAGE2_EXTRA=$extra STAGE2_TEST="$here/netdata-compare.sh" STAGE2_BINS=$bins
+export STAGE2_TIMEOUT=$((1500 + 3 * secs + windows * (2 * secs + 150)))
+export STAGE2_ENV="NETDATA_UNSANDBOXED='${NETDATA_UNSANDBOXED:-0}' NETDATA_BASELINE='${NETDATA_BASELINE:+1}' NETDATA_ALTERNATE='${NETDATA_ALTERNATE:-0}' NETDATA_PROFILE='${NETDATA_PROFILE:-0}' NETDATA_WINDOWS='${NETDATA_WINDOWS:-1}' NETDATA_NO_ASLR='${NETDATA_NO_ASLR:-0}' NETDATA_LAYOUT='${NETDATA_LAYOUT:-0}' NETDATA_SECONDS='${NETDATA_SECONDS:-180}'"
 "$here/run-stage2.sh" "$build"
