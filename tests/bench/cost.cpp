@@ -547,8 +547,6 @@ void print_beside(const Window& w, const Bare& bare, const memcg::bench::BareBes
   }
 }
 
-// The re-reads against their paced floor, the reasons, and the floor of the
-// configuration.
 // How many cgroups had how many max_age reads in the window: a quiet
 // cgroup's is due every max_age - 1.5 probe intervals, rounded to passes
 // (9 at the defaults). A window of whole cycles (180 s: 20) holds the same
@@ -567,6 +565,8 @@ void print_max_age_spread(const Window& w) {
   std::printf("\n");
 }
 
+// The re-reads against their paced floor, the reasons, and the floor of the
+// configuration.
 void print_reads(Window& w, const Bare& bare, double whole) {
   const double reads = w.last.reads - w.first.reads;
   if (reads <= 0) return;

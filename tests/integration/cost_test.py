@@ -54,11 +54,12 @@ def test_decomposition_adds_up():
         # Why the reads happened, and the floor of the job as configured.
         assert re.search(r"^COST reads by reason:.* max_age [0-9.]+/s", out.stdout, re.M), out.stdout
         # ... and how many each cgroup had: max_age 1 s at 100 ms passes is
-        # a read about every 0.85 s, so some in a 4 s window, none beyond the rate.
+        # a quiet cgroup's read every 0.9 s, so 4 or 5 in a 4 s window (none
+        # for a cgroup read by threshold instead), never more than the rate.
         spread = re.search(r"^COST max_age reads per cgroup in the window \(cgroups x reads\):((?: \d+x\d+)+)$", out.stdout, re.M)
         assert spread, out.stdout
         pairs = [tuple(map(int, p.split("x"))) for p in spread.group(1).split()]
-        assert all(1 <= reads <= 6 for _, reads in pairs) and sum(c for c, _ in pairs) >= 3, out.stdout
+        assert all(reads <= 6 for _, reads in pairs) and sum(c for c, r in pairs if r >= 3) >= 3, out.stdout
         f = re.search(r"floor of this configuration .*: ([0-9.]+) us per cgroup per second = ([0-9.]+)x the bare loop; "
                       r"the whole daemon is ([0-9.]+)x that floor", out.stdout)
         assert f and float(f.group(2)) >= 1.0 and float(f.group(3)) > 0, out.stdout
