@@ -508,11 +508,14 @@ bool CgroupTable::flagged(const CgroupEntry& e, FileKind kind) const noexcept {
 }
 
 void CgroupTable::erase_gone(PassReport& report) {
+  // Most passes lose none: one look at each entry's flag, every pass.
+  const auto is_gone = [](const CgroupEntry& e) { return e.gone; };
+  const auto first = std::find_if(entries_.begin(), entries_.end(), is_gone);
+  if (first == entries_.end()) return;
   const size_t before = entries_.size();
-  for (auto& e : entries_)
-    if (e.gone) departed_.push_back(std::move(e));
-  std::erase_if(entries_, [](const CgroupEntry& e) { return e.gone; });
-  if (entries_.size() == before) return;
+  for (auto it = first; it != entries_.end(); ++it)
+    if (it->gone) departed_.push_back(std::move(*it));
+  entries_.erase(std::remove_if(first, entries_.end(), is_gone), entries_.end());
   ++generation_;
   // Gone in the pass whose rescan trusted the count: the count may have
   // hidden a cgroup created as this one went (walk_skip.h).
