@@ -16,6 +16,8 @@ scrape_only=0
 cost=0
 baseline=0
 premise=0
+micro=0
+micro_filter=
 for a in $(cat /proc/cmdline); do
   case $a in
     memcg_bench_cost=*) cost=${a#*=} ;;
@@ -25,6 +27,8 @@ for a in $(cat /proc/cmdline); do
     memcg_bench_scrape=*) scrape_only=${a#*=} ;;
     memcg_bench_baseline=*) baseline=${a#*=} ;;
     memcg_bench_premise=*) premise=${a#*=} ;;
+    memcg_bench_micro=*) micro=${a#*=} ;;
+    memcg_bench_micro_filter=*) micro_filter=${a#*=} ;;
   esac
 done
 echo "VMBENCH kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) vCPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null), $n cgroups, $ticks ticks"
@@ -33,6 +37,24 @@ echo "+memory" > $CG/cgroup.subtree_control
 mkdir $CG/agent
 echo $$ > $CG/agent/cgroup.procs
 rc=0
+
+# The daemon's own code under the emulator: the micro-benchmarks' fixture
+# trees live on tmpfs, so their reads cost the guest little and what a
+# benchmark adds to BM_BareLoop's reads of the same files is instructions
+# (docs/performance.md, "What the emulator charges for user-space work").
+# With a baseline build, the two alternately, twice each.
+if [ "$micro" = 1 ]; then
+  builds=memcg-microbench
+  [ -x /bin/memcg-microbench-baseline ] && builds="memcg-microbench-baseline memcg-microbench memcg-microbench-baseline memcg-microbench"
+  for b in $builds; do
+    echo "VMBENCH micro: $b"
+    out=$($b --benchmark_filter="$micro_filter" --benchmark_min_time="$ticks" 2>&1) || rc=1
+    echo "$out" | grep '^BM_' | sed "s/^/VMBENCH micro $b: /"
+  done
+  echo "VMBENCH done rc=$rc"
+  memcg-vmload exit $rc
+  poweroff -f
+fi
 
 # The premise on this kernel (docs/how-the-cache-decides.md): a memory.stat
 # read against a memory.current read, quiet and busy, with the kernel's memcg

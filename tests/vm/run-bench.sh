@@ -19,6 +19,12 @@
 #        COST=1 BASELINE=EXE: instead, EXE (an earlier build's memcg-exporter)
 #        and this build alternately at the default configuration, two
 #        windows each, in one boot (a before/after of a change)
+#        MICRO=1: memcg-microbench inside the guest, where every instruction
+#        of the daemon's own code pays the emulator's price (MICRO_FILTER, by
+#        default the bare loop, a pass of still cgroups and a pass at the
+#        defaults, over 1,000 fixture cgroups on tmpfs), TICKS seconds each;
+#        MICRO_BASELINE=EXE (an earlier build's memcg-microbench) runs
+#        alternately with this build's, twice each, in one boot
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "$1" && pwd)
@@ -37,6 +43,13 @@ vm_copy_with_libs "$build/tests/memcg-bench" "$ir" bin
 vm_copy_with_libs "$build/exporter/memcg-exporter" "$ir" bin
 install -m755 "$build/tests/memcg-vmload" "$build/tests/memcg-cost" "$build/tests/memcg-premise" "$ir/bin/"
 install -m755 "$here/bench-init.sh" "$ir/init"
+if [ "${MICRO:-0}" = 1 ]; then
+  vm_copy_with_libs "$build/tests/memcg-microbench" "$ir" bin
+  if [ -n "${MICRO_BASELINE:-}" ]; then
+    install -m755 "$MICRO_BASELINE" "$work/memcg-microbench-baseline"
+    vm_copy_with_libs "$work/memcg-microbench-baseline" "$ir" bin
+  fi
+fi
 if [ -n "${BASELINE:-}" ]; then  # under its own name: it may be called memcg-exporter too
   install -m755 "$BASELINE" "$work/memcg-exporter-baseline"
   vm_copy_with_libs "$work/memcg-exporter-baseline" "$ir" bin
@@ -51,7 +64,7 @@ vm_log "booting $(basename "$kernel"): memcg-bench over $n cgroups, $ticks ticks
 # 6 GiB: the tmpfs tree, N real memcgs and two collectors' state.
 boot() {
   timeout 3600 "${VM_QEMU[@]}" -m 6144 -kernel "$kernel" -initrd "$work/initramfs.gz" \
-    -append "$VM_CLOCK console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks memcg_bench_synthetic=${SYNTHETIC:-1} memcg_bench_scrape=${SCRAPE_ONLY:-0} memcg_bench_cost=${COST:-0} memcg_bench_baseline=$([ -n "${BASELINE:-}" ] && echo 1 || echo 0) memcg_bench_premise=${PREMISE:-0}" </dev/null > "$work/serial.log" 2>&1
+    -append "$VM_CLOCK console=ttyS0 panic=-1 quiet loglevel=2 memcg_bench_n=$n memcg_bench_ticks=$ticks memcg_bench_synthetic=${SYNTHETIC:-1} memcg_bench_scrape=${SCRAPE_ONLY:-0} memcg_bench_cost=${COST:-0} memcg_bench_baseline=$([ -n "${BASELINE:-}" ] && echo 1 || echo 0) memcg_bench_premise=${PREMISE:-0} memcg_bench_micro=${MICRO:-0} memcg_bench_micro_filter=${MICRO_FILTER:-BM_BareLoop|BM_QuietPassPolled/1000|BM_DefaultPassPolled}" </dev/null > "$work/serial.log" 2>&1
 }
 rc=0
 vm_boot "$work/serial.log" boot || rc=$?
