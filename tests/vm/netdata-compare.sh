@@ -219,8 +219,9 @@ if [ "$NETDATA_PROFILE" = 1 ]; then
   # windows: the first render builds what later ones reuse, and a family is
   # compressed apart once its text repeated twice. Without them the sampled
   # scrapes were those first ones, mostly zlib compressing every family.
-  for _ in 1 2 3; do curl -sf -H 'Accept-Encoding: gzip' -o /dev/null http://127.0.0.1:9756/metrics; sleep 2; done
-  ( for _ in 1 2 3 4; do curl -sf -H 'Accept-Encoding: gzip' -o /dev/null http://127.0.0.1:9756/metrics; sleep 15; done ) &
+  gzip_scrape() { curl -sf -H 'Accept-Encoding: gzip' -o /dev/null http://127.0.0.1:9756/metrics; }
+  for _ in 1 2 3; do gzip_scrape; sleep 2; done
+  ( for _ in 1 2 3 4; do gzip_scrape; sleep 15; done ) &
   scrapes=$!
   # With kernel call chains: the collector (the main thread) between its
   # passes is mostly the kernel's, and only the chains say where.
