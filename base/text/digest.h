@@ -1,7 +1,7 @@
 // A keyed 64-bit digest of a file's bytes: whether a re-read returned the
 // very bytes of the read before it, without keeping those bytes (1.5 KiB of
 // memory.stat per cgroup) or parsing them again. About one multiplication per
-// 16 bytes: a memory.stat of ~1.5 KiB digests in ~700 instructions where
+// 16 bytes: a memory.stat of ~1.5 KiB digests in ~470 instructions where
 // its parse takes ~5,600 (docs/performance.md).
 //
 // Not cryptographic. A block's multiplication by zero (a word equal to a key
@@ -47,15 +47,6 @@ inline uint64_t digest(std::string_view s, const DigestKey& key) noexcept {
   uint64_t h = key.k0;
   if (n >= 16) {
     size_t i = 0;
-    // Four blocks an iteration, the same chain as one at a time: the loop's
-    // own add, compare and branch (3 of 10 instructions a block) once per
-    // 64 bytes. A 6.12 memory.stat of ~1.6 KiB is ~100 blocks.
-    for (; i + 64 < n; i += 64) {
-      h = detail::fold_multiply(detail::word_at(p + i) ^ key.k1 ^ h, detail::word_at(p + i + 8) ^ key.k2);
-      h = detail::fold_multiply(detail::word_at(p + i + 16) ^ key.k1 ^ h, detail::word_at(p + i + 24) ^ key.k2);
-      h = detail::fold_multiply(detail::word_at(p + i + 32) ^ key.k1 ^ h, detail::word_at(p + i + 40) ^ key.k2);
-      h = detail::fold_multiply(detail::word_at(p + i + 48) ^ key.k1 ^ h, detail::word_at(p + i + 56) ^ key.k2);
-    }
     for (; i + 16 < n; i += 16) h = detail::fold_multiply(detail::word_at(p + i) ^ key.k1 ^ h, detail::word_at(p + i + 8) ^ key.k2);
     // The last 16 bytes, overlapping the block before where n is not a
     // multiple of 16: the same bytes twice, never a byte loop.

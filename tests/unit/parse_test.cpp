@@ -274,39 +274,6 @@ TEST(Digest, SameBytesAlikeAndAnyChangeOrLengthDifferent) {
   }
 }
 
-// The digest's loop takes four blocks at a time; the digest is the chain
-// of one block at a time all the same (a digest kept by a cgroup's record
-// or a scrape's family compares with the next one computed): every length
-// from 0 to 300, each tail of the four-block loop included.
-TEST(Digest, FourBlocksAtATimeChainAsOneAtATime) {
-  const text::DigestKey key{0x0123456789abcdef, 0xfedcba9876543210, 0x0f1e2d3c4b5a6978};
-  const auto one_at_a_time = [&](std::string_view s) {
-    const auto block = [&](uint64_t h, const char* at) {
-      return text::detail::fold_multiply(text::detail::word_at(at) ^ key.k1 ^ h, text::detail::word_at(at + 8) ^ key.k2);
-    };
-    uint64_t h = key.k0;
-    if (s.size() >= 16) {
-      for (size_t i = 0; i + 16 < s.size(); i += 16) h = block(h, s.data() + i);
-      h = block(h, s.data() + s.size() - 16);
-    } else {
-      char buf[16] = {};
-      std::memcpy(buf, s.data(), s.size());
-      h = block(h, buf);
-    }
-    return text::detail::fold_multiply(h ^ key.k0 ^ s.size(), key.k2 | 1);
-  };
-  std::string text;
-  uint64_t x = 88172645463325252u;
-  for (int i = 0; i < 300; ++i) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    text += static_cast<char>(x);
-  }
-  for (size_t n = 0; n <= text.size(); ++n) {
-    const std::string_view s(text.data(), n);
-    ASSERT_EQ(text::digest(s, key), one_at_a_time(s)) << n;
-  }
-}
-
 // The exposition's buffer keeps every byte written through its growth (2 MB
 // from empty: five doublings), keeps its capacity when cleared, so a scrape
 // after the first grows nothing, and frees it when released.
