@@ -154,14 +154,15 @@ class ReportLog {
 
 // What the kernel adds to every memory.stat value's staleness, said once.
 std::shared_ptr<const cgroupfs::KernelFacts> probe_kernel(const std::string& root) {
-  auto k = std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel(root, cgroupfs::kernel_release(), config::HostFacts::probe()));
+  auto k = std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel(root, cgroupfs::kernel_release(), config::HostFacts::probe(), cgroupfs::root_fs(root)));
   std::string present;
   for (const auto& f : k->features)
     if (f.present) present += (present.empty() ? "" : ",") + std::string(f.name);
   log_info("kernel " + k->release + ": memory.stat may lag by " + std::to_string(k->stat_lag_bytes() / 1024) +
            " KiB (flush threshold " + std::to_string(k->flush_threshold_updates()) + " updates: 64 x " +
            std::to_string(k->host.online_cpus) + " online CPUs" + (k->has("stat_flush_per_cgroup") ? ", per cgroup subtree" : ", host-wide") +
-           "); features: " + (present.empty() ? "none" : present));
+           "); features: " + (present.empty() ? "none" : present) +
+           (k->root_fs == cgroupfs::RootFs::cgroup2fs ? "" : "; the root is not cgroup2fs: no cgroup file is written"));
   return k;
 }
 

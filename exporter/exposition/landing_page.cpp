@@ -251,6 +251,11 @@ std::string kernel_table(const Snapshot& snap) {
        bytes(static_cast<double>(k.flush_threshold_bytes())) + ", " +
        (k.has("stat_flush_per_cgroup") ? "per cgroup subtree" : "host-wide") + "; periodic flush every " +
        std::to_string(cgroupfs::kPeriodicFlush.count()) + " s)</td></tr>\n";
+  h += std::string("<tr><td>file system</td><td id=\"root-fs\">") +
+       (k.root_fs == cgroupfs::RootFs::cgroup2fs
+            ? "cgroup2fs"
+            : "not cgroup2fs (a fixture or demo tree): read only, no cgroup file is written") +
+       "</td></tr>\n";
   for (const auto& f : k.features) {
     std::string used;
     if (f.name == "memory_peak_fd_reset" && f.present)

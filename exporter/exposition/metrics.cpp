@@ -266,7 +266,7 @@ const MetricDef kTable[] = {
    "Interval of the kernel's periodic flush of every cgroup's statistics (FLUSH_TIME): updates below the threshold wait at most this long, or longer when the flush worker runs late on a busy host.", nullptr,
    [](const Ctx& x, Sink& s) { if (x.snap.kernel) s.add(to_seconds(cgroupfs::kPeriodicFlush)); }},
   {"memcg_exporter_kernel_feature", Profile::lean, MetricType::Gauge, "feature",
-   "1 if the kernel offers a feature memcg-exporter looks for, 0 if not, found at start: stat_flush_per_cgroup (6.8+: a memory.stat read flushes by its own subtree's pending updates), psi (memory.pressure), memory_stat_zswap, memory_stat_hugetlb (memory.stat keys newer than 6.1, served like the rest), memory_peak_fd_reset (6.12+: memory.peak reset per open file). The status page says what each changes.", nullptr,
+   "1 if the kernel offers a feature memcg-exporter looks for, 0 if not, found at start: stat_flush_per_cgroup (6.8+: a memory.stat read flushes by its own subtree's pending updates), psi (memory.pressure), memory_stat_zswap, memory_stat_hugetlb (memory.stat keys newer than 6.1, served like the rest), memory_peak_fd_reset (6.12+: memory.peak reset per open file; only where the root is cgroup2fs, since elsewhere a write replaces the file). The status page says what each changes.", nullptr,
    [](const Ctx& x, Sink& s) {
      if (x.snap.kernel)
        for (const auto& f : x.snap.kernel->features) s.add(f.present ? 1 : 0, {{"feature", f.name}});

@@ -2,7 +2,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -60,24 +62,32 @@ std::string kernel_release() {
   return ::uname(&u) == 0 ? std::string(u.release) : std::string();
 }
 
+RootFs root_fs(const std::string& root) noexcept {
+  struct statfs fs{};
+  return ::statfs(root.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC ? RootFs::cgroup2fs : RootFs::other;
+}
+
 bool KernelFacts::has(std::string_view feature) const noexcept {
   for (const auto& f : features)
     if (f.name == feature) return f.present;
   return false;
 }
 
-KernelFacts probe_kernel(const std::string& root, std::string_view release, const config::HostFacts& host) {
+KernelFacts probe_kernel(const std::string& root, std::string_view release, const config::HostFacts& host, RootFs fs) {
   KernelFacts k;
   k.release = std::string(release);
+  k.root_fs = fs;
   k.version = parse_kernel_release(release);
   k.host = host;
   const auto stat = sys::read_file(root + "/memory.stat");
   const std::string_view keys = stat.ok() ? std::string_view(stat.value()) : std::string_view{};
   const std::string child = first_child_memcg(root);
   // memory.peak is read-only before 6.12; from 6.12 a write resets the peak
-  // seen through that one open file.
+  // seen through that one open file. Elsewhere than on cgroup2fs the write
+  // would replace the file's content: not a feature there.
   struct stat peak{};
-  const bool peak_writable = !child.empty() && ::stat((child + "/memory.peak").c_str(), &peak) == 0 && (peak.st_mode & S_IWUSR);
+  const bool peak_file_writable = !child.empty() && ::stat((child + "/memory.peak").c_str(), &peak) == 0 && (peak.st_mode & S_IWUSR);
+  const bool peak_writable = peak_file_writable && fs == RootFs::cgroup2fs;
   const bool per_cgroup = k.version && *k.version >= KernelVersion{6, 8};
   k.features = {
       {"stat_flush_per_cgroup", per_cgroup,
@@ -88,8 +98,11 @@ KernelFacts probe_kernel(const std::string& root, std::string_view release, cons
       {"memory_stat_zswap", has_key(keys, "zswap"), "zswap, zswapped and zswp* are memory.stat keys like any other"},
       {"memory_stat_hugetlb", has_key(keys, "hugetlb"), "hugetlb (memory_hugetlb_accounting) is a memory.stat key like any other"},
       {"memory_peak_fd_reset", peak_writable,
-       "where the daemon may write memory.peak, each read resets it: memcg_memory_current_max_1m_bytes then has the peak "
-       "between two reads, not only what the probes saw"},
+       peak_file_writable && fs != RootFs::cgroup2fs
+           ? "off: the root is not cgroup2fs (a fixture or demo tree), where writing memory.peak would replace its "
+             "content; memcg-exporter writes nothing there"
+           : "where the daemon may write memory.peak, each read resets it: memcg_memory_current_max_1m_bytes then has "
+             "the peak between two reads, not only what the probes saw"},
   };
   return k;
 }

@@ -36,8 +36,19 @@ struct KernelFeature {
 // FLUSH_TIME: the periodic flush of every cgroup's statistics (5.15 onwards).
 inline constexpr std::chrono::seconds kPeriodicFlush{2};
 
+// What the collection root is on: only cgroup2fs takes writes as the kernel
+// means them (a reset of memory.peak); on any other file system (a fixture
+// or demo tree in a temporary directory) a write would replace the file's
+// content, so memcg-exporter writes nothing there.
+enum class RootFs { cgroup2fs, other };
+
+// statfs(2) of `root`: cgroup2fs by its magic number, else other (an
+// unreadable root too: no write is the safe side).
+RootFs root_fs(const std::string& root) noexcept;
+
 struct KernelFacts {
   std::string release;
+  RootFs root_fs = RootFs::other;
   std::optional<KernelVersion> version;
   config::HostFacts host;  // page size and online CPUs (the kernel's num_online_cpus())
   std::vector<KernelFeature> features;
@@ -58,9 +69,10 @@ struct KernelFacts {
 };
 
 // Looks at the cgroup tree at `root` on kernel `release` (uname -r) of a
-// `host`: the root's memory.stat keys and a child cgroup's memory.peak.
-// Injected, so that tests can be any kernel. Never fails: what cannot be
-// read counts as absent.
-KernelFacts probe_kernel(const std::string& root, std::string_view release, const config::HostFacts& host);
+// `host`: the root's memory.stat keys and a child cgroup's memory.peak,
+// whose reset is a feature only where the root is cgroup2fs (`fs`, from
+// root_fs()). Injected, so that tests can be any kernel. Never fails: what
+// cannot be read counts as absent.
+KernelFacts probe_kernel(const std::string& root, std::string_view release, const config::HostFacts& host, RootFs fs);
 
 }  // namespace memcg::cgroupfs

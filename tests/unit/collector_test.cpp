@@ -334,7 +334,7 @@ TEST_F(CollectorTest, WhereMemoryPeakResetsPerFileTheOneMinuteHighHasTheSpikesBe
   io.on_pwrite = [&](std::string_view path) { resets.emplace_back(path); return true; };
   tree.write("b", "memory.peak", "104857600\n");  // since b was created: 100 MiB
   auto c = make();
-  c->set_kernel(std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel(tree.root(), "6.12.0", {4096, 2})));
+  c->set_kernel(std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel(tree.root(), "6.12.0", {4096, 2}, cgroupfs::RootFs::cgroup2fs)));
   pass(*c);
   EXPECT_EQ(*view(*c, "b").stat->peak, 104857600u);
   ASSERT_EQ(resets.size(), 4u) << "every cgroup's memory.peak reset after its first read";
@@ -383,7 +383,7 @@ TEST_F(CollectorTest, WhereMemoryPeakCannotBeResetItIsTheWatermarkAndTheHighCome
   // never taken for a between-probes peak.
   tree.write("b", "memory.peak", "104857600\n");
   auto c = make();
-  c->set_kernel(std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel(tree.root(), "6.12.0", {4096, 2})));
+  c->set_kernel(std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel(tree.root(), "6.12.0", {4096, 2}, cgroupfs::RootFs::cgroup2fs)));
   pass(*c);
   grow("b", 1 << 20);
   pass(*c);

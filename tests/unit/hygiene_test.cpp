@@ -54,7 +54,7 @@ TEST(Hygiene, MetricsAndTheStatusPageReplaceControlCharacters) {
   snap.kills_recovered = snap.kills_unattributed = 0;
 
   // A kernel release is the host's to choose: escaped like every other text.
-  snap.kernel = std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel("/nonexistent", "6.12<script>", {4096, 2}));
+  snap.kernel = std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel("/nonexistent", "6.12<script>", {4096, 2}, cgroupfs::RootFs::cgroup2fs));
   const std::string with_kernel = render_landing_page(snap, config::Config::builtin({4096, 2}), TimePoint{});
   EXPECT_NE(with_kernel.find("6.12&lt;script&gt;, 2 online CPUs"), std::string::npos);
   EXPECT_NE(with_kernel.find("up to 1.0 MiB behind when read (flush threshold 128 updates = 512.0 KiB, per cgroup subtree"),

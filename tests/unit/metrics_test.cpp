@@ -215,7 +215,7 @@ TEST(Metrics, TheKernelsTermOfTheBoundAndItsFeaturesAreServedOncePerHost) {
   EXPECT_EQ(text.find("memcg_kernel_"), std::string::npos) << "not probed: nothing said";
   fixtures::Tree t;
   t.add("a");
-  snap.kernel = std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel(t.root(), "6.12.117", {4096, 2}));
+  snap.kernel = std::make_shared<const cgroupfs::KernelFacts>(cgroupfs::probe_kernel(t.root(), "6.12.117", {4096, 2}, cgroupfs::RootFs::cgroup2fs));
   text.clear();
   render_text({snap, TimePoint{}, status, proc, "v", "r", {}, config::Profile::lean}, text);
   EXPECT_NE(text.find("\nmemcg_kernel_stat_flush_threshold_bytes 524288\n"), std::string::npos) << text;
