@@ -92,7 +92,10 @@ def stops_cleanly(sig, group=True):
     try:
         assert os.listdir(d.tmpdir), "no demo tree under TMPDIR"
         (os.killpg if group else os.kill)(d.proc.pid, sig)
-        d.proc.wait(timeout=15)
+        try:
+            d.proc.wait(timeout=30)  # run-demo's own bound: 10 s after SIGTERM, SIGKILL
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{sig!r}: run-demo still runs 30 s later; its log:\n" + d.logs())
         deadline = time.time() + 5
         while d.group_alive() and time.time() < deadline:
             time.sleep(0.05)

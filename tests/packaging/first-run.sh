@@ -63,3 +63,13 @@ fi
 printf 'FIRSTRUN first metrics %d s after packaging/run-local started (%s CPUs): configured (packages installed) by %s s, built by %s s\n' \
   "$elapsed" "$(nproc)" "${configured:-?}" "${built:-?}"
 grep -m1 "running on a simulated demo tree" "$work/run-local.log" || true
+# What a newcomer sees a few passes later: no error counter above zero and a
+# status page without a warning (the demo's ten minutes: ctest demo).
+sleep 10
+moved=$(curl -sf "http://127.0.0.1:$port/metrics" | awk '/^memcg_exporter_[a-z_]*errors[a-z_]*[{ ]/ && $NF != 0' | head -5)
+warned=$(curl -sf "http://127.0.0.1:$port/" | grep -o 'class="warn"[^<]*' | head -5 || true)
+if [ -n "$moved" ] || [ -n "$warned" ]; then
+  printf 'first-run: FAIL: a fresh run shows errors or warnings:\n%s\n%s\n' "$moved" "$warned" >&2
+  exit 1
+fi
+echo "FIRSTRUN no error counter above zero and no warning on the status page 10 s later"

@@ -22,6 +22,38 @@ vm_packages() {
   ) 9>/var/lock/memcg-vm-packages.lock
 }
 
+# What is kept in $VM_CACHE between runs (a kernel package unpacked, a
+# bootstrapped root's tarball) is sealed with its checksums when made
+# (PATH.sha256: every file of a directory) and checked before each use: an
+# item whose seal is missing or no longer matches (a disk error, a run killed
+# while writing, a hand edit) is made again, never used as it is.
+vm_cache_seal() {
+  local p=$1
+  if [ -d "$p" ]; then
+    (cd "$p" && find . -type f -print0 | sort -z | xargs -0 sha256sum) > "$p.sha256.partial"
+  else
+    (cd "$(dirname "$p")" && sha256sum "$(basename "$p")") > "$p.sha256.partial"
+  fi
+  mv "$p.sha256.partial" "$p.sha256"
+}
+vm_cache_ok() {
+  local p=$1
+  [ -e "$p" ] && [ -s "$p.sha256" ] || return 1
+  if [ -d "$p" ]; then
+    [ "$(cd "$p" && find . -type f | wc -l)" = "$(wc -l < "$p.sha256")" ] || return 1
+    (cd "$p" && sha256sum -c --quiet --strict "$p.sha256") >/dev/null 2>&1
+  else
+    (cd "$(dirname "$p")" && sha256sum -c --quiet --strict "$p.sha256") >/dev/null 2>&1
+  fi
+}
+# vm_cache_check PATH: removes PATH when it is there but fails its seal.
+vm_cache_check() {
+  [ -e "$1" ] || return 0
+  vm_cache_ok "$1" && return 0
+  vm_log "cached $(basename "$1") fails its checksums (or has none): made again"
+  rm -rf "$1" "$1.sha256"
+}
+
 # The kernel the guests boot: MEMCG_VM_KERNEL=6.1 (default: Debian 12's cloud
 # kernel, from the host's own apt sources) or 6.12 (Debian 13's, fetched from
 # the same mirror's trixie suite through a private sources list and private
@@ -75,16 +107,23 @@ vm_kernel() {
     vm_log "mirror unreachable: using the cached $pkg"
   fi
   case "$pkg" in linux-image-"$series".*) ;; *) vm_log "$pkg is not a $series kernel"; return 1 ;; esac
+  # One fetch at a time: guests of one kernel may start side by side.
+  exec 8>"$VM_CACHE/kernel/.lock"
+  flock 8
+  vm_cache_check "$VM_CACHE/kernel/$pkg"
   if [ ! -d "$VM_CACHE/kernel/$pkg" ]; then
     vm_log "downloading $pkg"
     local tmp
     tmp=$(mktemp -d "$VM_CACHE/kernel/dl.XXXXXX")
-    chmod 777 "$tmp"  # apt-get download runs as _apt
+    chmod 777 "$tmp"  # apt-get download runs as _apt (apt checks the package against the signed index)
     (cd "$tmp" && apt-get "${opts[@]}" download -qq "$pkg" && dpkg -x "$pkg"_*.deb "$tmp/root") &&
+      vm_cache_seal "$tmp/root" && mv "$tmp/root.sha256" "$VM_CACHE/kernel/$pkg.sha256" &&
       mv "$tmp/root" "$VM_CACHE/kernel/$pkg"
     rm -rf "$tmp"
-    [ -d "$VM_CACHE/kernel/$pkg" ] || { vm_log "could not download $pkg"; return 1; }
+    [ -d "$VM_CACHE/kernel/$pkg" ] || { flock -u 8; vm_log "could not download $pkg"; return 1; }
   fi
+  flock -u 8
+  exec 8>&-
   local config
   config=$(ls "$VM_CACHE/kernel/$pkg"/boot/config-*)
   for o in MEMCG PSI CGROUPS BLK_DEV_NVME EXT4_FS SERIAL_8250_CONSOLE DEVTMPFS; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The host side of tests/vm/run-oom.sh: a real Prometheus scrapes the guest's
+"""The host side of the OOM check (tests/vm/run-kernel.sh, oom-check.sh): a real Prometheus scrapes the guest's
 exporter through the forwarded port every 5 s and evaluates the shipped rules;
 this script follows the guest's serial log and Prometheus' alerts and checks
 
@@ -24,6 +24,8 @@ ap.add_argument("--port", type=int, required=True)
 ap.add_argument("--rules", required=True)
 ap.add_argument("--qemu-pid", type=int, required=True)
 ap.add_argument("--prometheus", default="prometheus")
+ap.add_argument("--ready-timeout", type=float, default=600,
+                help="seconds to wait for the guest's exporter (checks before it in the same boot count too)")
 ap.add_argument("--cache-hold", type=float, default=240, help="seconds the cache workload must be held at its limit")
 args = ap.parse_args()
 
@@ -83,8 +85,8 @@ def serial_tail(n=40):
 
 
 def wait_ready(serial):
-    deadline = time.time() + 600
-    why = "not ready in 600 s"
+    deadline = time.time() + args.ready_timeout
+    why = f"not ready in {args.ready_timeout:.0f} s"
     while time.time() < deadline:
         serial.poll()
         if serial.first("OOMTEST ready")[0]:

@@ -33,6 +33,8 @@ deps=$(dpkg-deb --field "$deb" Depends | tr ',' '\n' | sed -E 's/\(.*\)//; s/ //
 include="systemd,systemd-sysv,udev,curl,$deps${STAGE2_EXTRA:+,$STAGE2_EXTRA}"
 key=$(echo "bookworm $include" | sha256sum | cut -c1-16)
 tarball="$VM_CACHE/rootfs-$key.tar"
+mkdir -p "$VM_CACHE"
+vm_cache_check "$tarball"
 if [ ! -f "$tarball" ]; then
   . "$here/../../packaging/debian-mirror.sh"
   mirror=$(debian_mirror)
@@ -42,6 +44,7 @@ if [ ! -f "$tarball" ]; then
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
     --dpkgopt='path-exclude=/usr/share/doc/*' bookworm "$tarball.partial.tar" "$mirror" </dev/null
   mv "$tarball.partial.tar" "$tarball"
+  vm_cache_seal "$tarball"
 fi
 
 root="$work/rootfs"
