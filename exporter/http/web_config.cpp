@@ -57,11 +57,15 @@ bool is_bcrypt(const std::string& h) {
 
 int tls_version(const std::string& path, const YAML::Node& n, const std::string& key) {
   const std::string v = scalar(path, n, key);
-  if (v == "TLS10") return 10;
-  if (v == "TLS11") return 11;
   if (v == "TLS12") return 12;
   if (v == "TLS13") return 13;
-  fail(path, n, key, "expected TLS10, TLS11, TLS12 or TLS13, got \"" + v + "\"");
+  // exporter-toolkit takes these too, but Debian's OpenSSL 3 cannot finish
+  // such a handshake at its default security level (TLS 1.0 and 1.1 sign
+  // with SHA-1): a client that offered them got "internal error", so the
+  // file is refused here instead.
+  if (v == "TLS10" || v == "TLS11")
+    fail(path, n, key, v + " is not supported: OpenSSL 3 at its default security level cannot complete a TLS 1.0 or 1.1 handshake; use TLS12 or TLS13");
+  fail(path, n, key, "expected TLS12 or TLS13, got \"" + v + "\"");
 }
 
 void parse_tls(const std::string& path, const YAML::Node& t, WebConfigFile& out) {
