@@ -1,6 +1,8 @@
 #include "exporter/http/head.h"
 
 #include <charconv>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "exporter/http/framing.h"
@@ -45,6 +47,35 @@ void for_each_line(std::string_view head, F f) {
   }
 }
 
+// RFC 9110 5.6.2: tchar, what a method or a field name is made of.
+bool is_token(std::string_view s) noexcept {
+  if (s.empty()) return false;
+  for (const char c : s) {
+    const bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (!alnum && std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos) return false;
+  }
+  return true;
+}
+
+// RFC 9112 3: method SP request-target SP HTTP-version, nothing more. Why
+// a line is refused, or nullopt; the reason never quotes what was sent.
+std::optional<std::pair<int, std::string>> request_line_error(std::string_view line) {
+  const size_t sp1 = line.find(' ');
+  const size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos)
+    return std::pair{400, std::string("malformed request line: want METHOD SP TARGET SP HTTP/1.x")};
+  const std::string_view method = line.substr(0, sp1), target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  const std::string_view version = line.substr(sp2 + 1);
+  if (!is_token(method)) return std::pair{400, std::string("malformed request method")};
+  if (target.empty()) return std::pair{400, std::string("empty request target")};
+  for (const char c : target)
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return std::pair{400, std::string("control character in the request target")};
+  if (version == "HTTP/1.1" || version == "HTTP/1.0") return std::nullopt;
+  if (version.size() == 8 && version.starts_with("HTTP/") && version[6] == '.')
+    return std::pair{505, std::string("HTTP version not supported: HTTP/1.0 and HTTP/1.1 only")};
+  return std::pair{400, std::string("malformed HTTP version")};
+}
+
 HeadCheck refuse(int code, std::string reason) {
   HeadCheck c;
   c.status = HeadCheck::Status::refused;
@@ -75,11 +106,13 @@ HeadCheck check_request(std::string_view in, size_t max_head, size_t max_body) {
   h.head_len = end;
   std::vector<HeaderField> fields;
   std::string_view version;
-  bool first = true, folded = false, close = false, keep = false, te = false;
+  bool first = true, folded = false, bad_name = false, close = false, keep = false, te = false;
+  std::optional<std::pair<int, std::string>> bad_line;
   std::string_view length;
   for_each_line(head, [&](std::string_view line) {
     if (first) {
       first = false;
+      bad_line = request_line_error(line);
       const size_t sp = line.find(' ');
       h.is_head = line.substr(0, sp) == "HEAD";
       version = line.substr(line.rfind(' ') + 1);
@@ -88,13 +121,17 @@ HeadCheck check_request(std::string_view in, size_t max_head, size_t max_body) {
     if (line.front() == ' ' || line.front() == '\t') folded = true;
     const size_t colon = line.find(':');
     const std::string_view name = line.substr(0, colon);
+    // RFC 9112 5.1: a field name is a token right before its colon.
+    if (!folded && (colon == std::string_view::npos || !is_token(name))) bad_name = true;
     const std::string_view value = colon == std::string_view::npos ? std::string_view{} : parse::trim_ows(line.substr(colon + 1));
     fields.emplace_back(name, value);
     if (iequals(name, "Connection")) close |= has_token(value, "close"), keep |= has_token(value, "keep-alive");
     if (iequals(name, "Transfer-Encoding")) te = true;
     if (iequals(name, "Content-Length")) length = value;
   });
+  if (bad_line) return refuse(bad_line->first, bad_line->second);
   if (folded) return refuse(400, "obsolete line folding (a header line starting with a space or tab)");
+  if (bad_name) return refuse(400, "malformed header field: want a token name, a colon, its value");
   if (auto why = framing_error(fields)) return refuse(400, *why);
   if (te) return refuse(411, "Transfer-Encoding in a request: send Content-Length");
   if (!length.empty() && (std::from_chars(length.data(), length.data() + length.size(), h.body_len).ec != std::errc{}))

@@ -28,7 +28,10 @@ struct HeadCheck {
   std::string reason;  // refused: why, for the body
 };
 
-// Examines what a client sent so far. Refused, with the status to answer:
+// Examines what a client sent so far. Refused, with the status to answer
+// (a reason that never quotes the request): a request line that is not
+// METHOD SP TARGET SP HTTP/1.x (400; another HTTP version 505), a field
+// line without a token name and its colon (400),
 // a head longer than `max_head` (431), a line starting with SP or HT
 // (obs-fold, RFC 9112 5.2: 400), ambiguous framing (http_framing.h: 400),
 // Transfer-Encoding (the gate needs a length: 411), a body over `max_body` (413).

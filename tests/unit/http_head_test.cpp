@@ -36,6 +36,24 @@ TEST(HttpHead, RefusedHeadsCarryTheirStatus) {
   EXPECT_NE(gate_response(400, "why").find("Connection: close\r\n"), std::string::npos);
 }
 
+// The request line and the field names are checked here, by the one parser
+// in front, and refused without quoting what was sent.
+TEST(HttpHead, MalformedRequestLinesAndFieldNamesAreRefusedWithoutEcho) {
+  for (const char* bad : {"GET /metrics HTTP/1.1 junk\r\n\r\n", "GET  /metrics HTTP/1.1\r\n\r\n",
+                          "GET /metrics\r\n\r\n", "G\x01T / HTTP/1.1\r\n\r\n", "GET /a\x7f HTTP/1.1\r\n\r\n",
+                          "GET / HTTQ/1.1\r\n\r\n", "GET / HTTP/1.1\r\nNoColon\r\n\r\n",
+                          "GET / HTTP/1.1\r\nX-A : b\r\n\r\n", "GET / HTTP/1.1\r\n: empty\r\n\r\n"}) {
+    const auto c = check(bad);
+    EXPECT_EQ(c.status, HeadCheck::Status::refused) << bad;
+    EXPECT_EQ(c.code, 400) << bad;
+    EXPECT_EQ(c.reason.find("junk"), std::string::npos);
+    EXPECT_EQ(c.reason.find("NoColon"), std::string::npos);
+  }
+  EXPECT_EQ(check("GET / HTTP/2.0\r\n\r\n").code, 505);
+  EXPECT_EQ(check("OPTIONS * HTTP/1.1\r\n\r\n").status, HeadCheck::Status::ok);
+  EXPECT_EQ(check("GET /metrics?x=1 HTTP/1.1\r\nX-Custom_1: a:b\r\n\r\n").status, HeadCheck::Status::ok);
+}
+
 TEST(HttpHead, UpstreamGetsOneRequestAndTheClientItsOwnKeepAlive) {
   const std::string up = upstream_head("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nKeep-Alive: 5\r\nExpect: 100-continue\r\nAccept: */*\r\n\r\n");
   EXPECT_EQ(up, "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: */*\r\nConnection: close\r\n\r\n");
