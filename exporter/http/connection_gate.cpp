@@ -329,12 +329,14 @@ struct ConnectionGate::Loop {
     c.deadline = clock.now() + o.head_timeout;
   }
 
-  // The response is out: the next request (kept alive), or closing.
+  // The response is out: the next request (kept alive), or closing. A
+  // client that half-closed after pipelining still has its whole requests
+  // answered, one by one; closing comes when none is left.
   void finish_response(Conn& c) {
     c.raw.clear();
     c.up.clear();
     if (c.up.capacity() > kKeepCapacity) std::string().swap(c.up);
-    if (c.close_after || !c.keep_alive || c.client_eof) {
+    if (c.close_after || !c.keep_alive || (c.client_eof && c.in.empty())) {
       start_closing(c);
       return;
     }

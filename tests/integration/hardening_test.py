@@ -249,6 +249,20 @@ def test_ambiguous_framing_gets_400_and_a_closed_connection():
         assert raw(ex, post + b"Content-Length: 0\r\nConnection: close\r\n\r\n").startswith(b"HTTP/1.1 202"), "a clean POST still works"
         assert scrape_ok(ex)
 
+def test_pipelined_requests_then_a_half_close_are_all_answered():
+    tree = Tree(args.fixture)
+    with Exporter(args.exporter, tree.root, write_config(CONFIG)) as ex:
+        with socket.create_connection(("127.0.0.1", ex.port), timeout=10) as s:
+            s.sendall(b"GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n" * 3)
+            s.shutdown(socket.SHUT_WR)
+            out = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                out += chunk
+        assert out.count(b"HTTP/1.1 200") == 3, out[:600]
+
 def test_oversized_and_malformed_requests():
     tree = Tree(args.fixture)
     with Exporter(args.exporter, tree.root, write_config(CONFIG)) as ex:
