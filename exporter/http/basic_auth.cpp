@@ -125,13 +125,16 @@ BasicAuth::Result BasicAuth::check(std::string_view authorization) {
   const auto t0 = std::chrono::steady_clock::now();
   const bool ok = bcrypt_matches(password, hash) && it != users_.end();
   const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-  verifying_.fetch_sub(1);
   const int cost = bcrypt_cost(hash);  // the dummy's for an unknown user
   if (cost == dummy_cost_) slowest_ns_ = (3 * slowest_ns_.load() + took) / 4;  // follows the machine's speed
   if (!ok) {
+    // The padding holds the slot too: a flood of wrong passwords for a
+    // cheaper user holds at most kMaxVerifying workers, padding or not.
     if (const int64_t pad = slowest_ns_.load() - took; cost < dummy_cost_ && pad > 0) sleep_(std::chrono::nanoseconds(pad));
+    verifying_.fetch_sub(1);
     return denied;
   }
+  verifying_.fetch_sub(1);
   std::lock_guard lock(cache_mu_);
   if (verified_.size() >= kMaxVerified) verified_.clear();
   verified_.insert(d);

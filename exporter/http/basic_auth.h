@@ -10,7 +10,8 @@
 // A failed check takes as long whoever the user is: unknown users are checked
 // against a hash of the slowest configured cost, and a failure against a
 // cheaper user's hash is padded to the time a check at that cost took (so
-// timing tells neither which users exist nor their costs).
+// timing tells neither which users exist nor their costs), inside its
+// bcrypt slot: padding counts against kMaxVerifying like bcrypt itself.
 #pragma once
 
 #include <array>

@@ -101,13 +101,21 @@ TEST(BasicAuth, FailedChecksArePaddedToTheSlowestCost) {
   crypt_data data{};
   const std::string eight = crypt_rn("x", salt, &data, sizeof data);
   std::vector<std::chrono::nanoseconds> pads;
-  BasicAuth auth({{"cheap", bcrypt_hash("s3cret")}, {"dear", eight}}, [&](std::chrono::nanoseconds d) { pads.push_back(d); });
+  int slots_while_padding = -1;
+  BasicAuth* self = nullptr;
+  BasicAuth auth({{"cheap", bcrypt_hash("s3cret")}, {"dear", eight}}, [&](std::chrono::nanoseconds d) {
+    pads.push_back(d);
+    slots_while_padding = self->verifying();
+  });
+  self = &auth;
   EXPECT_EQ(auth.dummy_cost(), 8);
   ASSERT_GT(auth.slowest().count(), 0);
   EXPECT_EQ(auth.check(basic("cheap:wrong")), BasicAuth::Result::denied);
   ASSERT_EQ(pads.size(), 1u) << "the cheap user's failure is padded";
   EXPECT_GT(pads[0].count(), 0);
   EXPECT_LE(pads[0], auth.slowest());
+  EXPECT_EQ(slots_while_padding, 1) << "the padding holds its bcrypt slot: floods stay within kMaxVerifying";
+  EXPECT_EQ(auth.verifying(), 0);
   EXPECT_EQ(auth.check(basic("dear:wrong")), BasicAuth::Result::denied);
   EXPECT_EQ(auth.check(basic("nobody:wrong")), BasicAuth::Result::denied);
   EXPECT_EQ(pads.size(), 1u) << "checks at the slowest cost need none";
