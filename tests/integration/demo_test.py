@@ -29,7 +29,11 @@ class Demo:
         self.proc = subprocess.Popen(
             [args.run_demo, args.exporter, args.demo, "--web.listen-address", "127.0.0.1:0"],
             stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL, start_new_session=True,
-            env={**os.environ, "TMPDIR": self.tmpdir})
+            env={**os.environ, "TMPDIR": self.tmpdir},
+            # A shell started with SIGHUP ignored (under nohup, say) cannot
+            # trap it, and rightly keeps running on it: the test wants the
+            # terminal's case, SIGHUP at its default.
+            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
         self.port = None
         deadline = time.time() + 20
         while time.time() < deadline and self.port is None:
