@@ -64,7 +64,7 @@ int CgroupTable::open_directory(const std::string& root, cgroupfs::Found& f, Cgr
 // walks neighbouring memory. Opened a cgroup at a time, a pread of the same
 // memory.current files cost 17-20 % more in the 6.12 guest, and over sysfs
 // files 9-15 % more on the build host, a virtual machine that is not
-// emulated (docs/performance.md, "Files opened kind by kind").
+// emulated (docs/performance-history.md, "Files opened kind by kind").
 //
 // ENOENT: the file does not exist here (no swap accounting, the root's
 // memory.current) or the cgroup went away since the walk (commit() tells by

@@ -1,5 +1,5 @@
 // memcg-open-layout: what the order in which kept files were opened does to
-// a loop of preads over one file of each group (docs/performance.md, "Files
+// a loop of preads over one file of each group (docs/performance-history.md, "Files
 // opened kind by kind").
 //
 //   memcg-open-layout LIST GROUP ROUNDS

@@ -41,7 +41,7 @@ rc=0
 # The daemon's own code under the emulator: the micro-benchmarks' fixture
 # trees live on tmpfs, so their reads cost the guest little and what a
 # benchmark adds to BM_BareLoop's reads of the same files is instructions
-# (docs/performance.md, "The daemon's own instructions under the emulator").
+# (docs/performance-history.md, "The daemon's own instructions under the emulator").
 # With a baseline build, the two alternately, twice each.
 if [ "$micro" = 1 ]; then
   builds=memcg-microbench

@@ -69,7 +69,7 @@ echo "NETDATA tree: $bench cgroups under bench ($((pods * 3)) leaves with a proc
 if [ "$NETDATA_LAYOUT" = 1 ]; then
   # Each cgroup's memory.current (its group's first line) with the other
   # files a collector keeps open for it, read as opened in one sweep or a
-  # cgroup at a time (docs/performance.md, "Files opened kind by kind").
+  # cgroup at a time (docs/performance-history.md, "Files opened kind by kind").
   for d in $(find $CG -mindepth 1 -type d); do
     [ -f "$d/memory.current" ] || continue
     for f in memory.current memory.stat memory.swap.current memory.events memory.pressure memory.peak memory.swap.events cgroup.events; do
