@@ -5,7 +5,7 @@ parse error, no other error counter moved, a status page without a
 warning; and the demo's temporary tree gone after SIGTERM, SIGINT or SIGHUP
 to its process group (SIGTERM to the script alone too), with nothing of it
 left running.
-DEMO_SECONDS (default 40) sets how long the first test watches; the
+DEMO_SECONDS (default 20) sets how long the first test watches; the
 documented check is DEMO_SECONDS=600."""
 import argparse, os, re, shutil, signal, subprocess, tempfile, time, urllib.request
 from harness import parse_metrics, run_tests
@@ -15,7 +15,7 @@ ap.add_argument("--run-demo", required=True)
 ap.add_argument("--exporter", required=True)
 ap.add_argument("--demo", required=True)
 args = ap.parse_args()
-SECONDS = float(os.environ.get("DEMO_SECONDS", "40"))
+SECONDS = float(os.environ.get("DEMO_SECONDS", "20"))
 
 
 class Demo:
