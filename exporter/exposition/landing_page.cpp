@@ -270,9 +270,18 @@ std::string kernel_table(const Snapshot& snap) {
 }  // namespace
 
 std::string render_landing_page(const Snapshot& snap, const config::Config& cfg, TimePoint now) {
+  // The configuration is text of several lines: each escaped on its own,
+  // its line breaks kept (html_escape turns every control byte, a newline
+  // too, into U+FFFD, which printed the block as one line with a glitch in it).
+  const std::string cfg_text = config::describe(cfg);
+  std::string cfg_html;
+  for (size_t at = 0; at < cfg_text.size();) {
+    const size_t nl = std::min(cfg_text.find('\n', at), cfg_text.size());
+    cfg_html += html_escape(std::string_view(cfg_text).substr(at, nl - at)) + (nl < cfg_text.size() ? "\n" : "");
+    at = nl + 1;
+  }
   return page_head() + summary_table(snap, cfg, now) + top_cgroups(snap, now) + kernel_table(snap) +
-         "<h2>Configuration</h2>\n<pre>" +
-         html_escape(config::describe(cfg)) + "</pre>\n<script>" + std::string(kScript) + "</script>\n</body></html>\n";
+         "<h2>Configuration</h2>\n<pre>" + cfg_html + "</pre>\n<script>" + std::string(kScript) + "</script>\n</body></html>\n";
 }
 
 }  // namespace memcg::exporter

@@ -99,7 +99,7 @@ KernelFacts probe_kernel(const std::string& root, std::string_view release, cons
       {"memory_stat_hugetlb", has_key(keys, "hugetlb"), "hugetlb (memory_hugetlb_accounting) is a memory.stat key like any other"},
       {"memory_peak_fd_reset", peak_writable,
        peak_file_writable && fs != RootFs::cgroup2fs
-           ? "off: the root is not cgroup2fs (a fixture or demo tree), where writing memory.peak would replace its "
+           ? "the root is not cgroup2fs (a fixture or demo tree), where writing memory.peak would replace its "
              "content; memcg-exporter writes nothing there"
            : "where the daemon may write memory.peak, each read resets it: memcg_memory_current_max_1m_bytes then has "
              "the peak between two reads, not only what the probes saw"},

@@ -85,6 +85,7 @@ def test_the_demo_shows_no_error_and_no_warning():
         assert not warnings, f"the status page warns on a healthy demo: {warnings}"
         assert "read only, no cgroup file is written" in page, "the status page does not say the demo is not cgroupfs"
         assert re.search(r"<td>errors</td><td>0 read, 0 parse</td>", page), "the status page's errors row"
+        assert "\ufffd" not in page, "a replacement character on the status page: " + page[page.index("\ufffd") - 80:][:160]
         noisy = [l for l in d.logs().splitlines() if re.search(r"\b(warning|error|err)\b", l, re.I)]
         assert not noisy, "warnings or errors logged on the demo:\n" + "\n".join(noisy[:10])
     finally:

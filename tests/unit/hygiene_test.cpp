@@ -45,6 +45,11 @@ TEST(Hygiene, MetricsAndTheStatusPageReplaceControlCharacters) {
   EXPECT_EQ(page.find('\x07'), std::string::npos);
   EXPECT_NE(page.find("forged\xEF\xBF\xBD[31m"), std::string::npos);
   EXPECT_EQ(page.find("id=\"kernel\""), std::string::npos) << "no kernel table before the kernel is probed";
+  // The configuration block keeps its lines: no control byte turned into
+  // U+FFFD between them (the forged name above is the page's only one).
+  const size_t pre = page.find("<h2>Configuration</h2>\n<pre>config: (built-in defaults)\ncollector: root=");
+  ASSERT_NE(pre, std::string::npos) << page.substr(page.find("<h2>Configuration"), 120);
+  EXPECT_EQ(page.find("\xEF\xBF\xBD", pre), std::string::npos);
   EXPECT_EQ(page.find("recovered from"), std::string::npos) << "no removed cgroup's kill recovered: not said";
   snap.kills_recovered = 2;
   snap.kills_unattributed = 1;
