@@ -8,7 +8,7 @@ left running.
 DEMO_SECONDS (default 20) sets how long the first test watches; the
 documented check is DEMO_SECONDS=600."""
 import argparse, os, re, shutil, signal, subprocess, tempfile, time, urllib.request
-from harness import parse_metrics, run_tests
+from harness import listening_port, parse_metrics, run_tests
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--run-demo", required=True)
@@ -34,16 +34,7 @@ class Demo:
             # trap it, and rightly keeps running on it: the test wants the
             # terminal's case, SIGHUP at its default.
             preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
-        self.port = None
-        deadline = time.time() + 20
-        while time.time() < deadline and self.port is None:
-            m = re.search(r"listening on port=(\d+)", self.logs())
-            if m:
-                self.port = int(m.group(1))
-            elif self.proc.poll() is not None:
-                raise AssertionError("run-demo exited:\n" + self.logs())
-            time.sleep(0.05)
-        assert self.port, "run-demo's exporter did not listen:\n" + self.logs()
+        self.port = listening_port(self.logs, self.proc, "run-demo", timeout=20)
 
     def logs(self):
         with open(self.log_path) as f:

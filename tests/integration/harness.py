@@ -157,6 +157,19 @@ def write_config(text):
     os.close(fd)
     return path
 
+def listening_port(logs, proc, what, timeout=10):
+    """The port of the first 'listening on port=N' line in logs() of the
+    process `proc` started; RuntimeError when it exits or times out first."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        m = re.search(r"listening on port=(\d+)", logs())
+        if m:
+            return int(m.group(1))
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited:\n" + logs())
+        time.sleep(0.02)
+    raise RuntimeError(f"{what} did not listen:\n" + logs())
+
 class Exporter:
     """memcg-exporter on 127.0.0.1:<free port>, logs captured."""
     def __init__(self, binary, root, config=None, env=None, args=(), prefix=()):
@@ -166,17 +179,7 @@ class Exporter:
         if config:
             argv += ["--config", config]
         self.proc = subprocess.Popen(argv, stdout=self.log, stderr=self.log, env={**os.environ, **(env or {})})
-        self.port = None
-        deadline = time.time() + 10
-        while time.time() < deadline and self.port is None:
-            m = re.search(r"listening on port=(\d+)", self.logs())
-            if m:
-                self.port = int(m.group(1))
-            elif self.proc.poll() is not None:
-                raise RuntimeError("exporter exited:\n" + self.logs())
-            time.sleep(0.02)
-        if self.port is None:
-            raise RuntimeError("exporter did not listen:\n" + self.logs())
+        self.port = listening_port(self.logs, self.proc, "exporter")
         self.wait_for(lambda: self.get("/-/ready")[0] == 200, "ready")
 
     def logs(self):
