@@ -21,8 +21,7 @@ for f in ./usr/bin/memcg-exporter ./lib/systemd/system/memcg-exporter.service ./
          ./usr/share/doc/memcg-exporter/README.md ./usr/share/doc/memcg-exporter/docs/metrics.md \
          ./usr/libexec/memcg-exporter/memcg-exporter-oci-hook \
          ./usr/share/containers/oci/hooks.d/memcg-exporter-create.json \
-         ./usr/share/containers/oci/hooks.d/memcg-exporter-poststop.json \
-         ./usr/lib/x86_64-linux-gnu/memcg-exporter/libssl.so ./usr/lib/x86_64-linux-gnu/memcg-exporter/libcrypto.so; do
+         ./usr/share/containers/oci/hooks.d/memcg-exporter-poststop.json; do
   check grep -qxF "$f" <<<"$contents"
 done
 check test "$(dpkg-deb --field "$deb" Package)" = memcg-exporter
@@ -61,10 +60,11 @@ for h in create poststop; do
     "$root/usr/share/containers/oci/hooks.d/memcg-exporter-$h.json"
 done
 
-# CivetWeb's dlopen("libssl.so") finds the private pair through the binary's
-# DT_RPATH (not RUNPATH, which would not apply to libcivetweb's dlopen).
-check grep -q "(RPATH).*\[/usr/lib/x86_64-linux-gnu/memcg-exporter\]" <<<"$(readelf -d "$root/usr/bin/memcg-exporter")"
-check grep -q "NEEDED.*libssl.so.3" <<<"$(readelf -d "$root/usr/lib/x86_64-linux-gnu/memcg-exporter/libssl.so")"
+# TLS is the gate's, linked against libssl.so.3: no private libssl.so shim
+# (0.1's CivetWeb TLS dlopen()ed one), no RPATH to find it.
+check grep -q "NEEDED.*libssl.so.3" <<<"$(readelf -d "$root/usr/bin/memcg-exporter")"
+check test ! -e "$root/usr/lib/x86_64-linux-gnu/memcg-exporter"
+check test -z "$(readelf -d "$root/usr/bin/memcg-exporter" | grep -E '\((RPATH|RUNPATH)\)')"
 check grep -q "libssl3" <<<"$(dpkg-deb --field "$deb" Depends)"
 
 # The config the package ships must load.
