@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <sys/prctl.h>
 
+#include <csignal>
 #include <iostream>
 #include <string>
 
@@ -61,11 +62,15 @@ int main(int argc, char** argv) {
   // ~7 MB without). The exporter has no large hot working set to gain from them.
   prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
   // One malloc arena for the main thread and one shared by everything else:
-  // glibc otherwise gives each of the CivetWeb workers an arena of its own,
+  // glibc otherwise gives each of the HTTP workers an arena of its own,
   // each keeping the fragments of the scrapes it served, and RSS climbed for
   // minutes as scrapes rotated over the workers (56 MB after 2 min of churn
   // and continuous scrapes of 300 cgroups). Scrapes are not malloc-bound.
   mallopt(M_ARENA_MAX, 2);
+  // A client that resets its connection must not end the process: OpenSSL
+  // writes TLS records with write(2), which raises SIGPIPE there (the gate's
+  // own plain writes pass MSG_NOSIGNAL); EPIPE is handled where it returns.
+  std::signal(SIGPIPE, SIG_IGN);
   std::string error;
   auto opts = parse_args(argc, argv, error);
   if (!opts) {

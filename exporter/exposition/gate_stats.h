@@ -11,12 +11,13 @@ namespace memcg::exporter {
 struct GateStats {
   std::atomic<uint64_t> accepted{0};
   std::atomic<uint64_t> refused_per_client{0}, refused_total{0};
+  std::atomic<uint64_t> refused_hello{0};  // TLS: not a ClientHello, or one over 16 KiB
   std::atomic<uint64_t> head_timeouts{0};  // closed before their request head was complete
   std::atomic<uint64_t> evicted{0};        // closed to make room for another client's (all were taken)
   std::atomic<uint64_t> waiting{0};        // open, no request of theirs at a worker
   std::atomic<uint64_t> relayed{0};        // open, a request of theirs at a worker now
   std::atomic<uint64_t> bytes_received{0}, bytes_sent{0};  // with clients (TLS: the plain text)
-  std::atomic<uint64_t> buffered_bytes{0};  // responses held for clients now
+  std::atomic<uint64_t> buffered_bytes{0};  // held for responses on their way now (response_budget.h)
   // The gate thread's CPU time, read from its clock when asked (sampling it
   // in the gate's loop would cost a system call per wake-up); never goes back.
   uint64_t cpu_ns() const noexcept {

@@ -404,7 +404,7 @@ const MetricDef kTable[] = {
    "Time taken by the previous /metrics request to build, serialize and compress the response.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(x.status.last_scrape_seconds.load()); }},
   {"memcg_exporter_cpu_seconds_total", Profile::lean, MetricType::Counter, "phase",
-   "CPU time of the daemon by what it did: phase=probe (the cheap files of every cgroup, propagation, decisions, publishing the snapshot), read (memory.stat re-reads with memory.peak, memory.pressure and limits), rescan (discovery), wait (the collector between passes: going to sleep and waking up, the pass's log and systemd notifications, reloads), scrape (answering /metrics), http (the connection gate: accepting, TLS, reading requests, relaying responses). process_cpu_seconds_total minus their sum is the rest (CivetWeb outside the handlers, start-up).", nullptr,
+   "CPU time of the daemon by what it did: phase=probe (the cheap files of every cgroup, propagation, decisions, publishing the snapshot), read (memory.stat re-reads with memory.peak, memory.pressure and limits), rescan (discovery), wait (the collector between passes: going to sleep and waking up, the pass's log and systemd notifications, reloads), scrape (answering /metrics), http (the connection gate: accepting, TLS, reading and parsing requests, writing responses). process_cpu_seconds_total minus their sum is the rest (the other endpoints, start-up).", nullptr,
    [](const Ctx& x, Sink& s) {
      s.add(to_seconds(x.snap.probe_cpu), {{"phase", "probe"}});
      s.add(to_seconds(x.snap.read_cpu), {{"phase", "read"}});
@@ -423,10 +423,11 @@ const MetricDef kTable[] = {
    "Client connections accepted.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.status.http.accepted.load())); }},
   {"memcg_exporter_http_connections_refused_total", Profile::lean, MetricType::Counter, "reason",
-   "Client connections closed at once: reason=per_client (the client already had web.max_connections_per_client open) or max_open (web.max_open_connections reached).", nullptr,
+   "Client connections closed at once: reason=per_client (the client already had web.max_connections_per_client open), max_open (web.max_open_connections reached) or client_hello (TLS: the first bytes were not a ClientHello of at most 16 KiB).", nullptr,
    [](const Ctx& x, Sink& s) {
      s.add(d(x.status.http.refused_per_client.load()), {{"reason", "per_client"}});
      s.add(d(x.status.http.refused_total.load()), {{"reason", "max_open"}});
+     s.add(d(x.status.http.refused_hello.load()), {{"reason", "client_hello"}});
    }},
   {"memcg_exporter_http_connections_evicted_total", Profile::lean, MetricType::Counter, "",
    "Client connections closed to let another client in: every web.max_open_connections was taken, and the oldest waiting connection of the client holding the most went.", nullptr,
@@ -438,7 +439,7 @@ const MetricDef kTable[] = {
      s.add(d(x.status.http.bytes_sent.load()), {{"direction", "sent"}});
    }},
   {"memcg_exporter_http_response_buffer_bytes", Profile::lean, MetricType::Gauge, "",
-   "Response bytes the connection gate holds for clients now: read from a worker at once, written at the client's pace (at most 32 MiB in all; beyond it, 64 KiB per connection).", nullptr,
+   "Bytes held for responses on their way to clients now: each body once (a /metrics body is shared by the scrapes of its snapshot), heads, and each writing connection's kernel send buffer (2 x 64 KiB). Past 48 MiB, or a client's share of it, a client that holds a response already waits for its next.", nullptr,
    [](const Ctx& x, Sink& s) { s.add(d(x.status.http.buffered_bytes.load())); }},
   {"memcg_exporter_http_request_head_timeouts_total", Profile::lean, MetricType::Counter, "",
    "Client connections closed because their request head was not complete within web.request_timeout (idle or trickling clients).", nullptr,

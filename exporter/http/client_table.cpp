@@ -60,6 +60,7 @@ void ClientTable::finish(const ClientKey& key) noexcept {
   if (it == clients_.end() || it->second.served == 0) return;
   --it->second.served;
   --served_;
+  if (it->second.open == 0 && it->second.served == 0) clients_.erase(it);
 }
 
 Refusal ClientTable::admit(const ClientKey& key) noexcept {
@@ -73,7 +74,7 @@ Refusal ClientTable::admit(const ClientKey& key) noexcept {
 
 void ClientTable::ready(const ClientKey& key, uint64_t id) { clients_[key].ready.push_back(id); }
 
-std::optional<uint64_t> ClientTable::next() {
+std::optional<uint64_t> ClientTable::next(const std::function<bool(const ClientKey&)>& may) {
   if (served_ >= workers_ || clients_.empty()) return std::nullopt;
   // Clients after the cursor first, then from the start up to it.
   auto pick = [&](auto from, auto to) -> std::optional<uint64_t> {
@@ -81,6 +82,7 @@ std::optional<uint64_t> ClientTable::next() {
       Client& c = it->second;
       if (c.ready.empty() || c.served >= share_) continue;
       if (c.served > 0 && workers_ - served_ <= 1) continue;  // the last worker is for clients holding none
+      if (may && !may(it->first)) continue;
       const uint64_t id = c.ready.front();
       c.ready.pop_front();
       ++c.served;
@@ -95,19 +97,15 @@ std::optional<uint64_t> ClientTable::next() {
   return pick(clients_.begin(), after);
 }
 
-void ClientTable::release(const ClientKey& key, uint64_t id, bool served) noexcept {
+void ClientTable::release(const ClientKey& key, uint64_t id) noexcept {
   auto it = clients_.find(key);
   if (it == clients_.end()) return;
   Client& c = it->second;
-  if (served && c.served > 0) {
-    --c.served;
-    --served_;
-  } else if (auto r = std::find(c.ready.begin(), c.ready.end(), id); r != c.ready.end()) {
-    c.ready.erase(r);
-  }
+  if (auto r = std::find(c.ready.begin(), c.ready.end(), id); r != c.ready.end()) c.ready.erase(r);
   --c.open;
   --open_;
-  if (c.open == 0) clients_.erase(it);  // bounded by max_total: no client is remembered once gone
+  // Bounded by max_total and the workers: no client is remembered once gone.
+  if (c.open == 0 && c.served == 0) clients_.erase(it);
 }
 
 }  // namespace memcg::exporter

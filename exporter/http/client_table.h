@@ -15,7 +15,7 @@
 //            and the last free worker only for a client holding none, so one
 //            client's flood of complete requests cannot keep another's
 //            scrape waiting behind all of it.
-//   finish   the worker answered: the connection stays open, without it.
+//   finish   the worker answered (the connection may be closed by then).
 #pragma once
 
 #include <netinet/in.h>
@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -56,15 +57,18 @@ class ClientTable {
   // Its request head is complete: it may be given a worker.
   void ready(const ClientKey& key, uint64_t id);
   // The next ready connection to serve, if a worker is free and a client with
-  // ready connections is under its share; it then counts as served.
-  std::optional<uint64_t> next();
+  // ready connections is under its share and `may` lets it start (the
+  // memory budget, response_budget.h); it then counts as served.
+  std::optional<uint64_t> next(const std::function<bool(const ClientKey&)>& may = {});
   // A ready request of connection `id` leaves its queue without a worker.
   void cancel(const ClientKey& key, uint64_t id) noexcept;
   // The worker next() gave a request of `key`'s is free again.
   void finish(const ClientKey& key) noexcept;
-  // A connection closes: `served` if a request of it is at a worker (next()
-  // returned it, finish() not yet), `id` for one still waiting in a ready queue.
-  void release(const ClientKey& key, uint64_t id, bool served) noexcept;
+  // Connection `id` closes (leaving its ready queue if it waited there). A
+  // request of it at a worker still counts until finish(): a client that
+  // closes as soon as it has asked cannot have more handlers running than
+  // its share.
+  void release(const ClientKey& key, uint64_t id) noexcept;
 
   size_t open() const noexcept { return open_; }
   size_t open_of(const ClientKey& key) const noexcept;

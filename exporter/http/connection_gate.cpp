@@ -15,23 +15,24 @@
 #include <cstring>
 #include <stdexcept>
 #include <string_view>
+#include <set>
 #include <unordered_map>
 
 #include "exporter/http/client_table.h"
 #include "exporter/http/head.h"
-#include "exporter/http/private_socket.h"
+#include "exporter/http/response_budget.h"
 #include "exporter/http/tls_server.h"
 
 namespace memcg::exporter {
 namespace {
 
 constexpr size_t kMaxInput = ConnectionGate::kMaxHead + ConnectionGate::kMaxBody;
-constexpr size_t kMaxResponseHead = 64u << 10;  // CivetWeb's heads are a few hundred bytes
 constexpr size_t kKeepCapacity = 256u << 10;    // a kept-alive connection's buffers beyond this are given back
 constexpr auto kAcceptPause = std::chrono::milliseconds(100);  // after EMFILE: the backlog keeps them meanwhile
 constexpr size_t kClientChunk = 16384;    // one read from a client (the head limit: a head in one read)
-constexpr size_t kUpstreamChunk = 65536;  // one read of a response from CivetWeb
 constexpr size_t kEventsPerWait = 256;    // epoll events taken per wake-up
+constexpr size_t kWriteChunk = 64u << 10;  // one write to a client
+constexpr auto kPeekAgain = std::chrono::milliseconds(20);  // a ClientHello header that came in parts
 // A request at a worker may take the time to write its response to a slow
 // client (head_timeout) and the keep-alive pause (idle_timeout), plus this.
 constexpr auto kServeGrace = std::chrono::seconds(1);
@@ -41,7 +42,7 @@ constexpr auto kServeGrace = std::chrono::seconds(1);
 constexpr auto kMaxSleep = std::chrono::seconds(60);
 
 // epoll data: the connection id (or listener index) and which socket.
-enum Tag : uint64_t { kListener = 0, kClient = 1, kUpstream = 2, kWake = 3 };
+enum Tag : uint64_t { kListener = 0, kClient = 1, kReplies = 2, kWake = 3 };
 uint64_t tag(uint64_t id, Tag t) { return id << 2 | t; }
 
 std::runtime_error listen_error(const std::string& addr, const char* what, int err) {
@@ -92,28 +93,29 @@ sys::UniqueFd bind_listener(const std::string& addr, ListenPort& port) {
 //   handshake  TLS handshake in progress
 //   head       reading a request (idle: kept alive, nothing of it yet)
 //   queued     the request is whole, waiting for a worker
-//   serving    at a worker: relayed upstream, its response coming back
-//   writing    the worker is done; the rest of the response goes out
+//   serving    at a worker
+//   writing    the worker is done; the response goes out at the client's pace
 //   closing    response sent, write side shut: reading out what the client sends
 enum class State { handshake, head, queued, serving, writing, closing };
 
 struct Conn {
   uint64_t id = 0;
   ClientKey key;
-  sys::UniqueFd client, upstream;
+  sys::UniqueFd client;
   std::unique_ptr<TlsSession> tls;
   State state = State::head;
-  bool idle = false;
+  bool idle = false, hello_checked = false, deferred = false;
+  TimePoint peek_at = TimePoint::max();  // a partial ClientHello header: peek again then
   TimePoint deadline, since;  // since: accepted, or the last response sent (eviction picks the oldest)
-  bool client_eof = false, keep_alive = false, is_head = false, close_after = false, response_head = false;
-  std::string in;                      // from the client, not yet relayed
-  std::string up;                      // the request for CivetWeb
-  size_t up_off = 0;
-  std::string raw;                     // CivetWeb's response before its head is complete
-  std::string out;                     // for the client
+  bool client_eof = false, keep_alive = false, close_after = false;
+  std::string in;                      // from the client, not yet answered
+  Job job;                             // queued: the request for a worker
+  std::string out;                     // the response head (or the gate's own refusal)
   size_t out_off = 0;
-  uint32_t client_events = 0, upstream_events = 0;  // what epoll watches now
-  size_t pending() const noexcept { return out.size() - out_off; }
+  std::shared_ptr<const std::string> body;  // the response body, shared with the scrape cache
+  size_t body_off = 0;
+  uint32_t client_events = 0;  // what epoll watches now
+  size_t pending() const noexcept { return out.size() - out_off + (body ? body->size() - body_off : 0); }
   bool waiting() const noexcept { return state == State::handshake || state == State::head; }
 };
 
@@ -126,14 +128,17 @@ struct ConnectionGate::Loop {
   std::vector<sys::UniqueFd> listeners;
   sys::UniqueFd epoll{::epoll_create1(EPOLL_CLOEXEC)};
   sys::UniqueFd wake{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
-  const PrivateSocket* upstream = nullptr;
+  std::unique_ptr<Workers> workers;
   std::mutex tls_mu;  // guards tls only
   std::shared_ptr<SSL_CTX> tls;
   std::atomic<bool> stop{false};
   ClientTable table;
   std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns;
   uint64_t next_id = 1;
-  size_t buffered = 0;  // response bytes held for clients, all connections
+  ResponseBudget budget{kMemoryBudget, 2 * kSendBuffer};  // the kernel doubles SO_SNDBUF
+  std::set<ClientKey> handshaken;
+  std::unordered_map<uint64_t, ClientKey> orphans;  // closed while a worker answers them
+  std::vector<uint64_t> deferred;                   // handshakes held back for fairness  // clients that took a TLS handshake step in this batch of events
   TimePoint accept_paused_until{};
   bool accept_paused = false;
 
@@ -162,13 +167,14 @@ struct ConnectionGate::Loop {
   void publish() {
     stats.relayed.store(table.served(), std::memory_order_relaxed);
     stats.waiting.store(table.open() - table.served(), std::memory_order_relaxed);
-    stats.buffered_bytes.store(buffered, std::memory_order_relaxed);
+    stats.buffered_bytes.store(budget.held(), std::memory_order_relaxed);
   }
 
   void close_conn(Conn& c) {
-    table.release(c.key, c.id, c.state == State::serving);
-    buffered -= c.pending();
-    conns.erase(c.id);  // closes both sockets, which leaves the epoll set
+    table.release(c.key, c.id);
+    budget.release(c.id);
+    if (c.state == State::serving) orphans.emplace(c.id, c.key);
+    conns.erase(c.id);  // closes the socket, which leaves the epoll set (a reply on its way finds no connection)
   }
 
   // --- accepting -------------------------------------------------------
@@ -225,6 +231,8 @@ struct ConnectionGate::Loop {
     c->id = next_id++;
     c->key = key;
     c->client = std::move(sock);
+    // The kernel's share of a response, bounded so the budget can count it.
+    ::setsockopt(c->client.get(), SOL_SOCKET, SO_SNDBUF, &kSendBuffer, sizeof kSendBuffer);
     c->since = clock.now();
     c->deadline = c->since + o.head_timeout;
     if (auto ctx = current_tls()) {
@@ -261,16 +269,22 @@ struct ConnectionGate::Loop {
     return true;
   }
 
+  // One send of the head, then of the body, as far as the socket takes it.
+  ssize_t send_some(Conn& c) {
+    const bool head = c.out_off < c.out.size();
+    const char* p = head ? c.out.data() + c.out_off : c.body->data() + c.body_off;
+    const size_t len = std::min(head ? c.out.size() - c.out_off : c.body->size() - c.body_off, kWriteChunk);
+    const ssize_t n = c.tls ? c.tls->write(p, len) : ::send(c.client.get(), p, len, MSG_NOSIGNAL);
+    if (n > 0) (head ? c.out_off : c.body_off) += static_cast<size_t>(n);
+    return n;
+  }
+
   // Writes what is pending for the client; false when closed.
   bool write_client(Conn& c) {
     bool progressed = false;
     while (c.pending() > 0) {
-      const size_t len = std::min(c.pending(), kRelayChunk);
-      const ssize_t n = c.tls ? c.tls->write(c.out.data() + c.out_off, len)
-                              : ::send(c.client.get(), c.out.data() + c.out_off, len, MSG_NOSIGNAL);
+      const ssize_t n = send_some(c);
       if (n > 0) {
-        c.out_off += static_cast<size_t>(n);
-        buffered -= static_cast<size_t>(n);
         stats.bytes_sent.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
         progressed = true;
       } else if (n < 0 && !c.tls && errno == EINTR) {
@@ -287,6 +301,9 @@ struct ConnectionGate::Loop {
       c.out.clear();
       c.out_off = 0;
       if (c.out.capacity() > kKeepCapacity) std::string().swap(c.out);
+      c.body.reset();  // the last holder frees it here
+      c.body_off = 0;
+      budget.release(c.id);
     }
     return true;
   }
@@ -307,13 +324,9 @@ struct ConnectionGate::Loop {
       return;
     }
     const RequestHead& h = check.head;
-    c.up = upstream_head(std::string_view(c.in).substr(h.skipped, h.head_len));
-    c.up.append(c.in, h.skipped + h.head_len, h.body_len);
-    c.up_off = 0;
+    c.job = Job{c.id, c.in.substr(h.skipped, h.head_len + h.body_len), h};
     c.in.erase(0, h.total());
     c.keep_alive = h.keep_alive;
-    c.is_head = h.is_head;
-    c.response_head = false;
     c.close_after = false;
     c.state = State::queued;
     c.deadline = clock.now() + o.head_timeout;
@@ -321,9 +334,8 @@ struct ConnectionGate::Loop {
   }
 
   void respond_from_gate(Conn& c, int code, const std::string& reason) {
-    const std::string r = gate_response(code, reason);
-    c.out.append(r);
-    buffered += r.size();
+    c.out.append(gate_response(code, reason));
+    budget.hold(c.id, c.key, nullptr, c.out.size());
     c.close_after = true;
     c.state = State::writing;
     c.deadline = clock.now() + o.head_timeout;
@@ -333,9 +345,6 @@ struct ConnectionGate::Loop {
   // client that half-closed after pipelining still has its whole requests
   // answered, one by one; closing comes when none is left.
   void finish_response(Conn& c) {
-    c.raw.clear();
-    c.up.clear();
-    if (c.up.capacity() > kKeepCapacity) std::string().swap(c.up);
     if (c.close_after || !c.keep_alive || (c.client_eof && c.in.empty())) {
       start_closing(c);
       return;
@@ -368,10 +377,56 @@ struct ConnectionGate::Loop {
     }
   }
 
+  // The ClientHello's announced length, peeked before OpenSSL reads
+  // anything (tls_server.h); false while it is not known yet, or refused.
+  bool check_hello(Conn& c) {
+    unsigned char first[9];
+    const ssize_t n = ::recv(c.client.get(), first, sizeof first, MSG_PEEK);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+      close_conn(c);
+      return false;
+    }
+    switch (client_hello_verdict(first, n > 0 ? static_cast<size_t>(n) : 0)) {
+      case HelloVerdict::ok: c.hello_checked = true; return true;
+      case HelloVerdict::refuse:
+        stats.refused_hello.fetch_add(1, std::memory_order_relaxed);
+        close_conn(c);
+        return false;
+      case HelloVerdict::more: break;
+    }
+    // Level-triggered input that stays unread would wake the loop at once,
+    // over and over: with part of the header here, look again a little later.
+    if (n > 0) c.peek_at = clock.now() + kPeekAgain;
+    const uint32_t ce = n > 0 ? static_cast<uint32_t>(EPOLLRDHUP) : static_cast<uint32_t>(EPOLLIN | EPOLLRDHUP);
+    if (ce != c.client_events) watch(c.client.get(), tag(c.id, kClient), c.client_events = ce, EPOLL_CTL_MOD);
+    return false;
+  }
+
+  // Pumped again at the start of the next batch.
+  void defer(Conn& c) {
+    if (!c.deferred) deferred.push_back(c.id);
+    c.deferred = true;
+  }
+
+  void pump_deferred() {
+    std::vector<uint64_t> ids;
+    ids.swap(deferred);
+    for (uint64_t id : ids)
+      if (auto it = conns.find(id); it != conns.end()) {
+        it->second->deferred = false;
+        pump(*it->second);
+      }
+  }
+
   // Moves one connection on as far as it can go without blocking.
   // `hangup`: the client's FIN was reported (read it in any state).
   void pump(Conn& c, bool hangup = false) {
     if (c.state == State::handshake) {
+      if (!c.hello_checked && !check_hello(c)) return;
+      // One handshake step per client per batch of events: a client opening
+      // handshakes as fast as it can (each an RSA signature) gets them in
+      // turn with everyone else's, not ahead of them.
+      if (!handshaken.insert(c.key).second) return defer(c);
       if (!c.tls->handshake()) {
         if (c.tls->failed()) return close_conn(c);
         return update_interest(c);
@@ -404,103 +459,46 @@ struct ConnectionGate::Loop {
       c.client_events = ce;
       watch(c.client.get(), tag(c.id, kClient), ce, EPOLL_CTL_MOD);
     }
-    if (!c.upstream.valid()) return;
-    uint32_t ue = 0;
-    if (c.up_off < c.up.size()) ue |= EPOLLOUT;
-    if (may_read_upstream(c)) ue |= EPOLLIN;
-    // Not watched at all while it may not be read: a hang-up would be
-    // reported over and over, level-triggered, with nothing to do about it.
-    if (ue == c.upstream_events) return;
-    if (ue == 0) ::epoll_ctl(epoll.get(), EPOLL_CTL_DEL, c.upstream.get(), nullptr);
-    else watch(c.upstream.get(), tag(c.id, kUpstream), ue, c.upstream_events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD);
-    c.upstream_events = ue;
   }
 
-  // --- the upstream side -----------------------------------------------
+  // --- the workers ---------------------------------------------------
 
-  bool may_read_upstream(const Conn& c) const noexcept { return c.pending() < kRelayChunk || buffered < kMaxBuffered; }
   Duration serve_timeout() const { return o.head_timeout + o.idle_timeout + kServeGrace; }
 
+  // Ready requests go to workers: clients in turn, within their share of the
+  // workers (client_table.h) and of the memory budget (response_budget.h).
   void start_requests() {
-    while (auto id = table.next()) {
+    const auto may = [this](const ClientKey& key) { return budget.may_start(key); };
+    while (auto id = table.next(may)) {
       auto it = conns.find(*id);
       if (it == conns.end()) continue;  // not reached: a closed connection leaves the queue
       Conn& c = *it->second;
-      c.upstream = upstream->connect();
-      if (!c.upstream.valid()) {
-        table.finish(c.key);
-        respond_from_gate(c, 503, "the web server takes no connection now");
-        pump(c);
-        continue;
-      }
       c.state = State::serving;
       c.deadline = clock.now() + serve_timeout();
-      c.upstream_events = 0;
-      relay_upstream(c);
+      workers->submit(std::move(c.job));
+      c.job = Job{};
     }
   }
 
-  // Appends what CivetWeb sent: the head, once whole, with the client's own
-  // keep-alive; the body as it comes. False when the response is broken.
-  bool take_response(Conn& c, const char* data, size_t n) {
-    if (c.response_head) {
-      c.out.append(data, n);
-      buffered += n;
-      return true;
-    }
-    c.raw.append(data, n);
-    const ResponseHead h = find_response_head(c.raw, c.is_head);
-    if (h.head_len == 0) return c.raw.size() <= kMaxResponseHead;
-    c.response_head = true;
-    c.close_after = !h.delimited;
-    const size_t before = c.out.size();
-    c.out.append(client_head(std::string_view(c.raw).substr(0, h.head_len), c.keep_alive && h.delimited));
-    c.out.append(c.raw, h.head_len);
-    buffered += c.out.size() - before;
-    c.raw.clear();
-    return true;
-  }
-
-  // The worker is done (CivetWeb closed its end): the response goes out.
-  void upstream_done(Conn& c) {
-    c.upstream.reset();
-    c.upstream_events = 0;
-    table.finish(c.key);
-    c.state = State::writing;
-    c.deadline = clock.now() + o.head_timeout;
-    if (!c.response_head) {
-      c.raw.clear();
-      respond_from_gate(c, 502, "the web server gave no response");
-    }
-  }
-
-  void relay_upstream(Conn& c) {
-    bool progressed = false, done = false;
-    while (c.up_off < c.up.size()) {
-      const ssize_t w = ::send(c.upstream.get(), c.up.data() + c.up_off, c.up.size() - c.up_off, MSG_NOSIGNAL);
-      if (w > 0) c.up_off += static_cast<size_t>(w), progressed = true;
-      else if (w < 0 && errno == EINTR) continue;
-      else {
-        done = !(w < 0 && errno == EAGAIN);
-        break;
-      }
-    }
-    while (!done && may_read_upstream(c)) {
-      char buf[kUpstreamChunk];
-      const ssize_t n = ::recv(c.upstream.get(), buf, sizeof buf, 0);
-      if (n > 0) {
-        progressed = true;
-        if (!take_response(c, buf, static_cast<size_t>(n))) done = true;  // no head: upstream_done answers 502
-      } else if (n < 0 && errno == EINTR) {
+  // The workers' answers: each goes out at its client's pace.
+  void take_replies() {
+    for (Reply& r : workers->take()) {
+      auto it = conns.find(r.conn);
+      if (it == conns.end()) {  // closed meanwhile: the reply is dropped, its worker free now
+        if (auto orphan = orphans.find(r.conn); orphan != orphans.end()) table.finish(orphan->second), orphans.erase(orphan);
         continue;
-      } else {
-        done = !(n < 0 && errno == EAGAIN);
-        break;
       }
+      Conn& c = *it->second;
+      table.finish(c.key);
+      c.out = std::move(r.head);
+      c.out_off = 0;
+      c.body = std::move(r.body);
+      c.body_off = 0;
+      budget.hold(c.id, c.key, c.body.get(), c.out.size());
+      c.state = State::writing;
+      c.deadline = clock.now() + o.head_timeout;
+      pump(c);
     }
-    if (progressed) c.deadline = clock.now() + serve_timeout();
-    if (done) upstream_done(c);
-    pump(c);
   }
 
   // --- time ------------------------------------------------------------
@@ -524,11 +522,15 @@ struct ConnectionGate::Loop {
       set_listening(true);
       accept_paused = false;
     }
-    std::vector<uint64_t> expired;
-    for (auto& [id, c] : conns)
+    std::vector<uint64_t> expired, peek;
+    for (auto& [id, c] : conns) {
       if (now >= c->deadline) expired.push_back(id);
+      else if (now >= c->peek_at) peek.push_back(id);
+    }
     for (uint64_t id : expired)
       if (auto it = conns.find(id); it != conns.end()) expire(*it->second);
+    for (uint64_t id : peek)
+      if (auto it = conns.find(id); it != conns.end()) it->second->peek_at = TimePoint::max(), pump(*it->second);
   }
 
   // When the loop must wake without an event: the earliest deadline of a
@@ -536,7 +538,7 @@ struct ConnectionGate::Loop {
   // until a connection comes: an idle exporter costs no wake-ups here.
   TimePoint wake_at() const {
     TimePoint t = accept_paused ? accept_paused_until : TimePoint::max();
-    for (const auto& [id, c] : conns) t = std::min(t, c->deadline);
+    for (const auto& [id, c] : conns) t = std::min({t, c->deadline, c->peek_at});
     return t;
   }
 
@@ -544,6 +546,7 @@ struct ConnectionGate::Loop {
     const auto t = static_cast<Tag>(data & 3);
     const uint64_t id = data >> 2;
     if (t == kWake) return;
+    if (t == kReplies) return take_replies();
     if (t == kListener) {
       if (id < listeners.size()) accept_from(listeners[id].get());
       return;
@@ -551,7 +554,6 @@ struct ConnectionGate::Loop {
     auto it = conns.find(id);
     if (it == conns.end()) return;  // closed earlier in this batch
     Conn& c = *it->second;
-    if (t == kUpstream) return c.upstream.valid() ? relay_upstream(c) : void();
     if (ev & (EPOLLHUP | EPOLLERR)) return close_conn(c);  // reset, or both directions closed: in every state
     pump(c, (ev & EPOLLRDHUP) != 0);
   }
@@ -567,12 +569,11 @@ struct ConnectionGate::Loop {
         const auto ms = std::chrono::ceil<std::chrono::milliseconds>(due - clock.now()).count();
         timeout = static_cast<int>(std::clamp<int64_t>(ms, 0, std::chrono::milliseconds(kMaxSleep).count()));
       }
-      const bool over_budget = buffered >= kMaxBuffered;
+      if (!deferred.empty()) timeout = 0;
       const int n = ::epoll_wait(epoll.get(), events.data(), static_cast<int>(events.size()), timeout);
+      handshaken.clear();
+      pump_deferred();  // those held back last time go first
       for (int i = 0; i < n; ++i) on_event(events[static_cast<size_t>(i)].data.u64, events[static_cast<size_t>(i)].events);
-      if (over_budget && buffered < kMaxBuffered)  // responses held back for the budget may flow again
-        for (auto& [id, c] : conns)
-          if (c->state == State::serving) update_interest(*c);
       start_requests();
       if (const auto now = clock.now(); now >= due) {
         sweep(now);
@@ -594,11 +595,13 @@ ConnectionGate::ConnectionGate(GateOptions o, GateStats& stats, Clock& clock)
   }
 }
 
-void ConnectionGate::start(const PrivateSocket& upstream, std::shared_ptr<SSL_CTX> tls) {
-  loop_->upstream = &upstream;
+void ConnectionGate::start(Workers::Handler handler, std::shared_ptr<SSL_CTX> tls) {
   set_tls(std::move(tls));
   if (thread_.joinable()) return;
+  loop_->workers = std::make_unique<Workers>(loop_->o.workers, std::move(handler));
+  loop_->watch(loop_->workers->notify_fd(), tag(0, kReplies), EPOLLIN);
   thread_ = std::thread([this] { loop_->run(); });
+  ::pthread_setname_np(thread_.native_handle(), "http-gate");
   clockid_t clock{};
   if (::pthread_getcpuclockid(thread_.native_handle(), &clock) == 0) {
     loop_->stats.cpu_clock.store(clock);
@@ -621,7 +624,7 @@ ConnectionGate::~ConnectionGate() {
 }
 
 uint64_t ConnectionGate::fd_reserve(const GateOptions& o) noexcept {
-  return 2 * o.listen.size() + o.max_open + 2 * o.workers + 3;  // + epoll, eventfd, CivetWeb's listener
+  return o.listen.size() + o.max_open + 3;  // + epoll and two eventfds
 }
 
 }  // namespace memcg::exporter

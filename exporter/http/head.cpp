@@ -84,11 +84,6 @@ HeadCheck refuse(int code, std::string reason) {
   return c;
 }
 
-bool is_hop_by_hop(std::string_view name) noexcept {
-  return iequals(name, "Connection") || iequals(name, "Keep-Alive") || iequals(name, "Proxy-Connection") ||
-         iequals(name, "Expect");
-}
-
 }  // namespace
 
 HeadCheck check_request(std::string_view in, size_t max_head, size_t max_body) {
@@ -105,6 +100,9 @@ HeadCheck check_request(std::string_view in, size_t max_head, size_t max_body) {
   h.skipped = skipped;
   h.head_len = end;
   std::vector<HeaderField> fields;
+  const auto span = [head](std::string_view part) {
+    return Span{static_cast<uint32_t>(part.data() - head.data()), static_cast<uint32_t>(part.size())};
+  };
   std::string_view version;
   bool first = true, folded = false, bad_name = false, close = false, keep = false, te = false;
   std::optional<std::pair<int, std::string>> bad_line;
@@ -113,9 +111,10 @@ HeadCheck check_request(std::string_view in, size_t max_head, size_t max_body) {
     if (first) {
       first = false;
       bad_line = request_line_error(line);
-      const size_t sp = line.find(' ');
+      const size_t sp = line.find(' '), sp2 = line.rfind(' ');
       h.is_head = line.substr(0, sp) == "HEAD";
-      version = line.substr(line.rfind(' ') + 1);
+      version = line.substr(sp2 + 1);
+      if (!bad_line) h.method = span(line.substr(0, sp)), h.target = span(line.substr(sp + 1, sp2 - sp - 1));
       return;
     }
     if (line.front() == ' ' || line.front() == '\t') folded = true;
@@ -123,8 +122,9 @@ HeadCheck check_request(std::string_view in, size_t max_head, size_t max_body) {
     const std::string_view name = line.substr(0, colon);
     // RFC 9112 5.1: a field name is a token right before its colon.
     if (!folded && (colon == std::string_view::npos || !is_token(name))) bad_name = true;
-    const std::string_view value = colon == std::string_view::npos ? std::string_view{} : parse::trim_ows(line.substr(colon + 1));
+    const std::string_view value = colon == std::string_view::npos ? line.substr(line.size()) : parse::trim_ows(line.substr(colon + 1));
     fields.emplace_back(name, value);
+    h.fields.emplace_back(span(name), span(value));
     if (iequals(name, "Connection")) close |= has_token(value, "close"), keep |= has_token(value, "keep-alive");
     if (iequals(name, "Transfer-Encoding")) te = true;
     if (iequals(name, "Content-Length")) length = value;
@@ -142,61 +142,6 @@ HeadCheck check_request(std::string_view in, size_t max_head, size_t max_body) {
   c.status = HeadCheck::Status::ok;
   c.head = h;
   return c;
-}
-
-std::string upstream_head(std::string_view head) {
-  std::string out;
-  out.reserve(head.size() + 24);
-  bool first = true;
-  for_each_line(head, [&](std::string_view line) {
-    if (!first && is_hop_by_hop(line.substr(0, line.find(':')))) return;
-    first = false;
-    out.append(line).append("\r\n");
-  });
-  out.append("Connection: close\r\n\r\n");
-  return out;
-}
-
-ResponseHead find_response_head(std::string_view buf, bool request_was_head) {
-  ResponseHead r;
-  const size_t end = head_end(buf);
-  if (end == std::string_view::npos) return r;
-  r.head_len = end;
-  bool first = true, length = false, chunked = false;
-  for_each_line(buf.substr(0, end), [&](std::string_view line) {
-    if (first) {
-      first = false;
-      const size_t sp = line.find(' ');
-      if (sp != std::string_view::npos) std::from_chars(line.data() + sp + 1, line.data() + line.size(), r.status);
-      return;
-    }
-    const size_t colon = line.find(':');
-    const std::string_view name = line.substr(0, colon);
-    if (iequals(name, "Content-Length")) length = true;
-    if (iequals(name, "Transfer-Encoding") && colon != std::string_view::npos &&
-        has_token(line.substr(colon + 1), "chunked"))
-      chunked = true;
-  });
-  const bool no_body = request_was_head || (r.status >= 100 && r.status < 200) || r.status == 204 || r.status == 304;
-  r.delimited = no_body || length || chunked;
-  return r;
-}
-
-std::string client_head(std::string_view head, bool keep_alive) {
-  std::string out;
-  out.reserve(head.size() + 8);
-  bool first = true;
-  for_each_line(head, [&](std::string_view line) {
-    if (!first && (iequals(line.substr(0, line.find(':')), "Connection") ||
-                   iequals(line.substr(0, line.find(':')), "Keep-Alive")))
-      return;
-    first = false;
-    out.append(line).append("\r\n");
-  });
-  // Said to HTTP/1.1 clients too: HTTP/1.0 ones need it, and it does no harm.
-  out.append(keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n");
-  out.append("\r\n");
-  return out;
 }
 
 std::string gate_response(int code, std::string_view reason) {

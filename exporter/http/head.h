@@ -1,16 +1,23 @@
-// The connection gate's view of HTTP/1.x messages (connection_gate.h): where
-// a request ends, so that the gate can hand one request at a time to a
-// worker and find the next one itself; the head it relays to CivetWeb (one
-// request per upstream connection: "Connection: close"); where the response
-// head ends and whether its body is delimited; and the head it relays back
-// (the client's own keep-alive). Pure functions over bytes.
+// The connection gate's view of HTTP/1.x requests (connection_gate.h): where
+// a request ends, whether it is acceptable, and where its method, target and
+// fields are, so that a worker builds the Request (request.h) from the same
+// parse. The one HTTP parser of the server; pure functions over bytes.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace memcg::exporter {
+
+// Where a part of the head is: an offset from the request line's start.
+struct Span {
+  uint32_t off = 0, len = 0;
+  std::string_view of(std::string_view head) const noexcept { return head.substr(off, len); }
+};
 
 struct RequestHead {
   size_t skipped = 0;     // empty lines before the request line (RFC 9112 2.2 allows them)
@@ -18,6 +25,8 @@ struct RequestHead {
   size_t body_len = 0;    // Content-Length
   bool keep_alive = false;  // the client wants the connection after the response
   bool is_head = false;     // HEAD: the response carries no body
+  Span method, target;
+  std::vector<std::pair<Span, Span>> fields;  // name, value (without surrounding whitespace)
   size_t total() const noexcept { return skipped + head_len + body_len; }
 };
 
@@ -36,22 +45,6 @@ struct HeadCheck {
 // (obs-fold, RFC 9112 5.2: 400), ambiguous framing (http_framing.h: 400),
 // Transfer-Encoding (the gate needs a length: 411), a body over `max_body` (413).
 HeadCheck check_request(std::string_view in, size_t max_head, size_t max_body);
-
-// The head relayed upstream: the client's with every Connection, Keep-Alive,
-// Proxy-Connection and Expect field dropped and "Connection: close" added.
-std::string upstream_head(std::string_view head);
-
-struct ResponseHead {
-  size_t head_len = 0;     // status line to blank line, inclusive
-  bool delimited = false;  // its end is known without closing: Content-Length, chunked, or no body
-  int status = 0;
-};
-// The response head at the start of `buf`, once complete (head_len 0 before).
-ResponseHead find_response_head(std::string_view buf, bool request_was_head);
-
-// `head` with its Connection fields replaced by the client's own:
-// "Connection: keep-alive" or "Connection: close".
-std::string client_head(std::string_view head, bool keep_alive);
 
 // A complete response from the gate itself (refusals): plain text, closes.
 std::string gate_response(int code, std::string_view reason);

@@ -23,11 +23,8 @@ std::string_view reason_phrase(int status) noexcept {
   }
 }
 
-// Written here rather than by CivetWeb's mg_response_header_*: CivetWeb
-// 1.15 formats its Date header with gmtime(), whose static buffer concurrent
-// workers overwrite (a race ThreadSanitizer reports, and a garbled Date
-// header in practice). gmtime_r has no such buffer.
-std::string response_head(const Response& r, const WebSettings& settings, std::time_t now) {
+// Workers build heads concurrently: gmtime_r, not gmtime and its static buffer.
+std::string response_head(const Response& r, const WebSettings& settings, std::time_t now, bool keep_alive) {
   std::string head;
   head.reserve(512);
   head.append("HTTP/1.1 ").append(std::to_string(r.status)).append(" ").append(reason_phrase(r.status)).append("\r\n");
@@ -47,9 +44,8 @@ std::string response_head(const Response& r, const WebSettings& settings, std::t
   struct tm tm {};
   char date[64];
   if (gmtime_r(&now, &tm) && std::strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm) > 0) add("Date", date);
-  // One request per connection from the gate, which says the client's own
-  // keep-alive (connection_gate.h).
-  add("Connection", "close");
+  // Said to HTTP/1.1 clients too: HTTP/1.0 ones need it, and it does no harm.
+  add("Connection", keep_alive ? "keep-alive" : "close");
   head.append("\r\n");
   return head;
 }

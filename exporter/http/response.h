@@ -1,8 +1,7 @@
 // Writing a Response (request.h) as HTTP/1.1: the head is built here rather
 // than by the server library (see response_head), extra headers from the web
 // config are added to every response, and gzip is applied when the client
-// accepts it. Pure but for release_freed_memory: the adapter (server.cpp)
-// writes the bytes.
+// accepts it. Pure but for release_freed_memory: the gate writes the bytes.
 #pragma once
 
 #include <ctime>
@@ -32,8 +31,8 @@ std::string_view reason_phrase(int status) noexcept;
 // The whole head: status line; the web config's headers; Content-Type,
 // Content-Length, Cache-Control, X-Content-Type-Options; Content-Encoding
 // and Vary when encoded; the response's own headers; Date (at `now`);
-// Connection: close (the gate speaks keep-alive to the client); blank line.
-std::string response_head(const Response& r, const WebSettings& settings, std::time_t now);
+// Connection: keep-alive or close; blank line.
+std::string response_head(const Response& r, const WebSettings& settings, std::time_t now, bool keep_alive);
 
 // Whether the body follows the head: not for HEAD (whose Content-Length is
 // that of the GET it stands for), not when empty.

@@ -1,8 +1,7 @@
-// The HTTP server: the connection gate in front (public sockets, TLS from
-// the web config file, one whole request at a time; connection_gate.h) and
-// CivetWeb's workers behind it on a private socket, with basic auth on every
-// path and the endpoints of http_routes.h. No files are served. Unknown
-// paths get 404, wrong methods 405.
+// The HTTP server: the connection gate (connection_gate.h: public sockets,
+// TLS from the web config file, the one parser, the workers) answering with
+// basic auth on every path and the routes of routes.h. No files are served.
+// Unknown paths get 404, wrong methods 405.
 #pragma once
 
 #include <memory>
@@ -14,14 +13,12 @@
 #include "exporter/http/web_backend.h"
 #include "exporter/http/web_config.h"
 
-class CivetServer;
-
 namespace memcg::exporter {
 
 class HttpServer {
  public:
-  // Starts listening; throws std::runtime_error (with CivetWeb's reason) when
-  // an address cannot be bound or TLS cannot be set up. `web_file` (the
+  // Starts listening; throws std::runtime_error (naming the address and the
+  // errno) when an address cannot be bound or TLS cannot be set up. `web_file` (the
   // --web.config.file): TLS, basic auth and extra headers; null for none.
   HttpServer(const config::WebConfig& web, WebBackend& backend, const WebConfigFile* web_file = nullptr);
   ~HttpServer();
@@ -39,16 +36,13 @@ class HttpServer {
   void reload(const WebConfigFile* web_file);
 
  private:
-  class Instance;
-  config::WebConfig web_;
-  WebBackend& backend_;
-  std::unique_ptr<ConnectionGate> gate_;  // the public sockets, in front of instance_
-  std::unique_ptr<Instance> instance_;    // CivetWeb on the private socket
+  class Handler;
+  std::unique_ptr<Handler> handler_;      // the routes, on the gate's workers
+  std::unique_ptr<ConnectionGate> gate_;  // destroyed first: its workers call handler_
 };
 
 // Descriptors the web server holds at most, for the fd budget: the gate's
-// (ConnectionGate::fd_reserve: every open client connection, two per
-// request at a worker) and CivetWeb's queue.
+// (ConnectionGate::fd_reserve: every open client connection).
 uint64_t web_fd_reserve(const config::WebConfig& web) noexcept;
 
 // web.max_open_connections as the fd limit allows: at most a quarter of the

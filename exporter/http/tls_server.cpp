@@ -55,6 +55,15 @@ std::shared_ptr<SSL_CTX> make_tls_context(const TlsServerConfig& t) {
   return ctx;
 }
 
+HelloVerdict client_hello_verdict(const unsigned char* b, size_t n) noexcept {
+  constexpr unsigned char kHandshake = 22, kClientHello = 1;
+  if (n >= 1 && b[0] != kHandshake) return HelloVerdict::refuse;
+  if (n >= 6 && b[5] != kClientHello) return HelloVerdict::refuse;
+  if (n < 9) return HelloVerdict::more;
+  const size_t length = size_t{b[6]} << 16 | size_t{b[7]} << 8 | b[8];
+  return length <= kMaxClientHello ? HelloVerdict::ok : HelloVerdict::refuse;
+}
+
 TlsSession::TlsSession(const std::shared_ptr<SSL_CTX>& ctx, int fd) : ctx_(ctx), ssl_(SSL_new(ctx.get())) {
   if (!ssl_ || SSL_set_fd(ssl_, fd) != 1) {
     failed_ = true;

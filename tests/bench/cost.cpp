@@ -71,7 +71,7 @@ namespace {
 
 // CPU of every thread of `pid`, in seconds (schedstat: nanoseconds on CPU),
 // split by what the thread is: the collector loop (the main thread), the web
-// server's (CivetWeb names its threads civetweb-*), and any other.
+// server's (the gate and its workers: http-gate, http-worker), and any other.
 struct ProcessCpu {
   double total = 0, collector = 0, http = 0, rest = 0;
   // The collector thread's context switches (its status file): involuntary
@@ -114,7 +114,7 @@ ProcessCpu process_cpu(pid_t pid) {
       if (std::atoi(e->d_name) == pid) {
         cpu.collector += s;
         context_switches(task, cpu.collector_voluntary, cpu.collector_involuntary);
-      } else if (std::strncmp(comm, "civetweb", 8) == 0) {
+      } else if (std::strncmp(comm, "http-", 5) == 0) {
         cpu.http += s;
       } else {
         cpu.rest += s;

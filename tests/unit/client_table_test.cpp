@@ -44,7 +44,7 @@ TEST(ClientTable, PerClientAndTotalLimitsRefuseAtOnce) {
   EXPECT_EQ(t.admit(b), Refusal::none);
   EXPECT_EQ(t.open(), 4u);
   EXPECT_EQ(t.open_of(a), 3u);
-  t.release(a, 1, false);
+  t.release(a, 1);
   EXPECT_EQ(t.admit(a), Refusal::none) << "a closed connection frees its place";
   ClientTable full(10, 100, 8);
   for (int i = 0; i < 10; ++i) ASSERT_EQ(full.admit(v4(("10.1.0." + std::to_string(i)).c_str())), Refusal::none);
@@ -103,7 +103,8 @@ TEST(ClientTable, OnlyReadyConnectionsGetWorkersAndNoClientMoreThanHalf) {
   t.ready(prom, 100);
   EXPECT_EQ(t.next(), 100u) << "the scrape gets a free worker at once";
   EXPECT_EQ(t.served(), 3u);
-  t.release(flood, 1, true);
+  t.finish(flood);
+  t.release(flood, 1);
   EXPECT_EQ(t.next(), 3u);
   EXPECT_EQ(t.next(), std::nullopt);
 }
@@ -124,7 +125,11 @@ TEST(ClientTable, WorkersGoToClientsInTurn) {
     order.push_back(*first);
     order.push_back(*second);
     // Both finish; which client each belonged to follows from the ids.
-    for (uint64_t done : {*first, *second}) t.release(done <= 3 ? a : done <= 5 ? b : c, done, true);
+    for (uint64_t done : {*first, *second}) {
+      const ClientKey& k = done <= 3 ? a : done <= 5 ? b : c;
+      t.finish(k);
+      t.release(k, done);
+    }
     if (order.size() == 6) break;
   }
   EXPECT_EQ(order, (std::vector<uint64_t>{1, 4, 6, 2, 5, 3})) << "a, b, c in turn, not a's three first";
@@ -137,12 +142,30 @@ TEST(ClientTable, AClosedWaitingConnectionLeavesTheQueue) {
     ASSERT_EQ(t.admit(a), Refusal::none);
     t.ready(a, id);
   }
-  t.release(a, 1, false);
+  t.release(a, 1);
   EXPECT_EQ(t.next(), 2u);
-  t.release(a, 2, true);
+  t.release(a, 2);
   EXPECT_EQ(t.open(), 0u);
+  EXPECT_EQ(t.served(), 1u) << "its request is still at the worker";
+  t.finish(a);
   EXPECT_EQ(t.served(), 0u);
   EXPECT_EQ(t.next(), std::nullopt);
+}
+
+TEST(ClientTable, AClientThatClosesAfterAskingStillHoldsItsWorkersUntilTheyAnswer) {
+  ClientTable t(100, 100, 4);  // share 2
+  const auto flood = v4("10.0.0.1");
+  for (uint64_t id = 1; id <= 4; ++id) {
+    ASSERT_EQ(t.admit(flood), Refusal::none);
+    t.ready(flood, id);
+  }
+  EXPECT_EQ(t.next(), 1u);
+  EXPECT_EQ(t.next(), 2u);
+  t.release(flood, 1);  // closed at once, its handler still running
+  t.release(flood, 2);
+  EXPECT_EQ(t.next(), std::nullopt) << "the two handlers still run: the share is taken";
+  t.finish(flood);
+  EXPECT_EQ(t.next(), 3u);
 }
 
 }  // namespace

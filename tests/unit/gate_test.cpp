@@ -12,11 +12,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <thread>
 
 #include "exporter/http/connection_gate.h"
-#include "exporter/http/private_socket.h"
 #include "plugin/clock.h"
 
 namespace memcg::exporter {
@@ -66,7 +67,21 @@ struct Gate {
     o.idle_timeout = 2s;
     o.workers = workers;
     gate = std::make_unique<ConnectionGate>(o, stats, clock);
-    gate->start(upstream, nullptr);  // nobody accepts there: a worker that never answers
+    gate->start([this](const Job&) { return never_answer(); }, nullptr);
+  }
+  ~Gate() {
+    {
+      std::lock_guard lock(mu);
+      done = true;
+    }
+    cv.notify_all();
+    gate.reset();
+  }
+  // A worker that does not answer until the test ends.
+  Reply never_answer() {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [this] { return done; });
+    return {};
   }
   int port() const { return gate->ports().front().port; }
   // A new connection makes the gate's loop wake and check its deadlines.
@@ -78,7 +93,9 @@ struct Gate {
 
   ManualClock clock;
   GateStats stats;
-  PrivateSocket upstream;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
   std::unique_ptr<ConnectionGate> gate;
   std::vector<sys::UniqueFd> pokes;
 };
@@ -100,7 +117,7 @@ TEST(ConnectionGate, AnIncompleteHeadIsClosedAtTheRequestTimeoutOfItsClock) {
 }
 
 TEST(ConnectionGate, ARequestNoWorkerTakesGets503AndAnUnansweredOneIsClosed) {
-  Gate g(1);  // one worker, held by the first request (its upstream never answers)
+  Gate g(1);  // one worker, held by the first request (it never answers)
   const sys::UniqueFd first = connect_to(g.port()), second = connect_to(g.port());
   const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
   send_all(first.get(), request);

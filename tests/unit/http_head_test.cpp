@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "exporter/http/head.h"
+#include "exporter/http/workers.h"
 
 namespace memcg::exporter {
 namespace {
@@ -54,18 +55,25 @@ TEST(HttpHead, MalformedRequestLinesAndFieldNamesAreRefusedWithoutEcho) {
   EXPECT_EQ(check("GET /metrics?x=1 HTTP/1.1\r\nX-Custom_1: a:b\r\n\r\n").status, HeadCheck::Status::ok);
 }
 
-TEST(HttpHead, UpstreamGetsOneRequestAndTheClientItsOwnKeepAlive) {
-  const std::string up = upstream_head("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nKeep-Alive: 5\r\nExpect: 100-continue\r\nAccept: */*\r\n\r\n");
-  EXPECT_EQ(up, "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: */*\r\nConnection: close\r\n\r\n");
-  const std::string resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
-  const ResponseHead h = find_response_head(resp, false);
-  EXPECT_EQ(h.status, 200);
-  EXPECT_TRUE(h.delimited);
-  EXPECT_EQ(resp.substr(h.head_len), "ok");
-  EXPECT_EQ(client_head(resp.substr(0, h.head_len), true), "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\n");
-  EXPECT_FALSE(find_response_head("HTTP/1.1 200 OK\r\n\r\nbody until close", false).delimited);
-  EXPECT_TRUE(find_response_head("HTTP/1.1 200 OK\r\n\r\n", true).delimited) << "a HEAD response has no body";
-  EXPECT_EQ(find_response_head("HTTP/1.1 200 OK\r\nContent-", false).head_len, 0u);
+TEST(HttpHead, TheOneParseGivesTheWorkerTheRequestsParts) {
+  const std::string in = "\r\nPOST /api/v1/refresh?cgroup=a%2Fb HTTP/1.1\r\nHost: x\r\nAccept-Encoding:  gzip \r\nX-Empty:\r\n"
+                         "Content-Length: 2\r\n\r\nokGET /next HTTP/1.1\r\n";
+  const HeadCheck c = check_request(in, 16384, 4096);
+  ASSERT_EQ(c.status, HeadCheck::Status::ok);
+  Job job{7, in.substr(c.head.skipped, c.head.head_len + c.head.body_len), c.head};
+  std::vector<Header> fields;
+  const Request req = request_of(job, fields);
+  EXPECT_EQ(req.method, Method::post);
+  EXPECT_EQ(req.path, "/api/v1/refresh");
+  EXPECT_EQ(req.query, "cgroup=a%2Fb");
+  ASSERT_EQ(req.headers.size(), 4u);
+  EXPECT_EQ(req.header("accept-encoding"), "gzip") << "the value without its surrounding whitespace";
+  EXPECT_EQ(req.header("X-Empty"), "");
+  EXPECT_EQ(job.body(), "ok") << "the pipelined request after it is not part of it";
+  const HeadCheck star = check_request("OPTIONS * HTTP/1.1\r\n\r\n", 16384, 4096);
+  Job j2{1, "OPTIONS * HTTP/1.1\r\n\r\n", star.head};
+  EXPECT_EQ(request_of(j2, fields).path, "*");
+  EXPECT_EQ(request_of(j2, fields).method, Method::other);
 }
 
 }  // namespace

@@ -116,7 +116,7 @@ TEST(Routes, MetricsAreGzippedOnlyWhenTheClientAcceptsIt) {
   const Response refused = c.call("/metrics", Method::get, "/metrics", {}, {{"Accept-Encoding", "gzip;q=0"}});
   EXPECT_EQ(refused.encoding, "");
   EXPECT_EQ(without_own_series(refused.bytes()), without_own_series(plain.bytes()));
-  const std::string head = response_head(zipped, {}, 0);
+  const std::string head = response_head(zipped, {}, 0, false);
   EXPECT_EQ(header_value(head, "Content-Encoding"), "gzip");
   EXPECT_EQ(header_value(head, "Vary"), "Accept-Encoding");
   EXPECT_EQ(header_value(head, "Content-Length"), std::to_string(zipped.bytes().size()));
@@ -130,7 +130,7 @@ TEST(Routes, HeadIsGetWithoutTheBody) {
   const Request head_req{Method::head, "/metrics", {}, {}};
   EXPECT_FALSE(sends_body(head_req, head));
   EXPECT_TRUE(sends_body(Request{Method::get, "/metrics", {}, {}}, get));
-  EXPECT_EQ(header_value(response_head(head, {}, 0), "Content-Length"), std::to_string(get.bytes().size()));
+  EXPECT_EQ(header_value(response_head(head, {}, 0, false), "Content-Length"), std::to_string(get.bytes().size()));
 }
 
 TEST(Routes, OtherPathsGet404AndOtherMethods405WithAllow) {
@@ -139,13 +139,13 @@ TEST(Routes, OtherPathsGet404AndOtherMethods405WithAllow) {
   EXPECT_EQ(c.call("/", Method::get, "/nothing-here").status, 404);
   const Response post = c.call("/metrics", Method::post, "/metrics");
   EXPECT_EQ(post.status, 405);
-  EXPECT_EQ(header_value(response_head(post, {}, 0), "Allow"), "GET, HEAD");
+  EXPECT_EQ(header_value(response_head(post, {}, 0, false), "Allow"), "GET, HEAD");
   const Response del = c.call("/-/healthy", Method::other, "/-/healthy");
   EXPECT_EQ(del.status, 405);
   const Response get_refresh = c.call("/api/v1/refresh", Method::get, "/api/v1/refresh");
   EXPECT_EQ(get_refresh.status, 405);
-  EXPECT_EQ(header_value(response_head(get_refresh, {}, 0), "Allow"), "POST");
-  EXPECT_NE(response_head(get_refresh, {}, 0).rfind("HTTP/1.1 405 Method Not Allowed\r\n", 0), std::string::npos);
+  EXPECT_EQ(header_value(response_head(get_refresh, {}, 0, false), "Allow"), "POST");
+  EXPECT_NE(response_head(get_refresh, {}, 0, false).rfind("HTTP/1.1 405 Method Not Allowed\r\n", 0), std::string::npos);
 }
 
 TEST(Routes, ProbesSayWhyNot) {
@@ -176,7 +176,7 @@ TEST(Routes, RefreshApiIsOffByDefaultAndBoundsWhatItTakes) {
   c.backend.accept_refresh = false;
   const Response full = refresh("cgroup=svc/c1");
   EXPECT_EQ(full.status, 429);
-  EXPECT_EQ(header_value(response_head(full, {}, 0), "Retry-After"), "1");
+  EXPECT_EQ(header_value(response_head(full, {}, 0, false), "Retry-After"), "1");
 }
 
 TEST(Routes, BasicAuthGuardsEveryPathOnlyWhenUsersAreSet) {
@@ -187,7 +187,7 @@ TEST(Routes, BasicAuthGuardsEveryPathOnlyWhenUsersAreSet) {
   const auto denied = authorize(Request{Method::get, "/", {}, {}}, guarded);
   ASSERT_TRUE(denied);
   EXPECT_EQ(denied->status, 401);
-  EXPECT_EQ(header_value(response_head(*denied, guarded, 0), "WWW-Authenticate"),
+  EXPECT_EQ(header_value(response_head(*denied, guarded, 0, false), "WWW-Authenticate"),
             "Basic realm=\"memcg-exporter\", charset=\"UTF-8\"");
   const std::vector<Header> wrong{{"Authorization", "Basic cHJvbTp4"}};  // prom:x
   EXPECT_EQ(authorize(Request{Method::get, "/metrics", {}, wrong}, guarded)->status, 401);
@@ -199,11 +199,12 @@ TEST(Response, HeadCarriesTheWebConfigHeadersDateAndClose) {
   WebSettings s;
   s.headers = {{"Strict-Transport-Security", "max-age=31536000"}};
   const Response r = Response::make(200, kPlainText, "OK\n");
-  const std::string head = response_head(r, s, 1700000000);
+  const std::string head = response_head(r, s, 1700000000, false);
   EXPECT_EQ(head.rfind("HTTP/1.1 200 OK\r\n", 0), 0u);
   EXPECT_EQ(header_value(head, "Strict-Transport-Security"), "max-age=31536000");
   EXPECT_EQ(header_value(head, "Date"), "Tue, 14 Nov 2023 22:13:20 GMT");
   EXPECT_EQ(header_value(head, "Connection"), "close");
+  EXPECT_EQ(header_value(response_head(r, s, 1700000000, true), "Connection"), "keep-alive");
   EXPECT_EQ(header_value(head, "Content-Length"), "3");
   EXPECT_EQ(head.substr(head.size() - 4), "\r\n\r\n");
 }

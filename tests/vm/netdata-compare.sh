@@ -235,10 +235,10 @@ if [ "$NETDATA_PROFILE" = 1 ]; then
   # sleeps and interrupts side by side.
   perf report -i /tmp/perf.data --stdio --children --tid "$pid" --sort sym -g none 2>/dev/null | grep '%' | head -n 60 | cut -c1-160 |
     sed 's/^/NETDATA perf collector /'
-  # The other threads by name (CivetWeb's workers render the scrapes), and
+  # The other threads by name (the http-worker threads render the scrapes), and
   # the scrape's own functions: render, compression, the snapshot's use.
   perf report -i /tmp/perf.data --stdio --no-children --sort comm -g none 2>/dev/null | grep '%' | head -n 8 | sed 's/^/NETDATA perf thread /'
-  perf report -i /tmp/perf.data --stdio --no-children --comm civetweb-worker --sort dso,sym -g none 2>/dev/null | grep '%' | head -n 40 |
+  perf report -i /tmp/perf.data --stdio --no-children --comm http-worker --sort dso,sym -g none 2>/dev/null | grep '%' | head -n 40 |
     cut -c1-160 | sed 's/^/NETDATA perf scrape /'
 fi
 # --- a cAdvisor-style reader: the memory part of runc's GetStats for every
