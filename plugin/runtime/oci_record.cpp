@@ -186,20 +186,42 @@ bool cgroups_path_names(std::string_view cp, std::string_view cgroup) noexcept {
   return !cp.empty() && ends_with_component(cp);
 }
 
+std::string remove_record_file(const std::string& dir, std::string_view id) {
+  // The directory is opened without following a symlink: the daemon's
+  // (unprivileged) user owns it, and must not be able to point a root-run
+  // writer at another directory to unlink in.
+  const sys::UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+  if (!dfd.valid()) return errno == ENOENT ? std::string() : errno_text("open", dir);
+  const std::string name = std::string(id) + ".json";
+  if (::unlinkat(dfd.get(), name.c_str(), 0) != 0 && errno != ENOENT) return errno_text("unlink", dir + "/" + name);
+  return {};
+}
+
+std::string write_record_file(const std::string& dir, const ContainerRecord& record) {
+  if (!valid_container_id(record.id)) return "ignored: the record has no usable container id";
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return errno_text("mkdir", dir);
+  const sys::UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+  if (!dfd.valid()) return errno_text("open", dir);
+  const std::string name = record.id + ".json", tmp = "." + name + "." + std::to_string(::getpid());
+  const std::string body = render_record(record);
+  const sys::UniqueFd fd(::openat(dfd.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!fd.valid()) return errno_text("create", dir + "/" + tmp);
+  std::string result;
+  if (::write(fd.get(), body.data(), body.size()) != static_cast<ssize_t>(body.size())) {
+    if (errno == 0) errno = EIO;
+    result = errno_text("write", dir + "/" + tmp);
+  } else if (::renameat(dfd.get(), tmp.c_str(), dfd.get(), name.c_str()) != 0) {
+    result = errno_text("rename", dir + "/" + name);
+  }
+  if (!result.empty()) ::unlinkat(dfd.get(), tmp.c_str(), 0);
+  return result;
+}
+
 std::string run_hook(std::string_view stage, std::string_view state_json, const std::string& dir) {
   std::string error;
   auto state = parse_oci_state(state_json, error);
   if (!state) return "ignored: " + error;
-  const std::string path = dir + "/" + state->id + ".json";
-  if (stage == "poststop") {
-    // The directory is opened without following a symlink, as for
-    // createRuntime: the daemon's (unprivileged) user owns it, and must not be
-    // able to point this root-run hook at another directory to unlink in.
-    const sys::UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-    if (!dfd.valid()) return errno == ENOENT ? std::string() : errno_text("open", dir);
-    if (::unlinkat(dfd.get(), (state->id + ".json").c_str(), 0) != 0 && errno != ENOENT) return errno_text("unlink", path);
-    return {};
-  }
+  if (stage == "poststop") return remove_record_file(dir, state->id);
   if (stage != "createRuntime" && stage != "prestart" && stage != "createContainer")
     return "ignored: unknown hook stage \"" + clean_value(stage) + "\"";
   std::string config;
@@ -207,31 +229,7 @@ std::string run_hook(std::string_view stage, std::string_view state_json, const 
   if (!read_small_file(state->bundle + "/config.json", kMaxConfigBytes, config, error)) return "ignored: " + error;
   auto record = record_from_config(*state, config, error);
   if (!record) return "ignored: " + error;
-
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return errno_text("mkdir", dir);
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  if (dfd < 0) return errno_text("open", dir);
-  const std::string tmp = "." + state->id + ".json." + std::to_string(::getpid());
-  const std::string body = render_record(*record);
-  std::string result;
-  const int fd = ::openat(dfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) {
-    result = errno_text("create", dir + "/" + tmp);
-  } else {
-    const bool written = ::write(fd, body.data(), body.size()) == static_cast<ssize_t>(body.size());
-    const int werr = errno;
-    ::close(fd);
-    if (!written) {
-      errno = werr != 0 ? werr : EIO;
-      result = errno_text("write", dir + "/" + tmp);
-      ::unlinkat(dfd, tmp.c_str(), 0);
-    } else if (::renameat(dfd, tmp.c_str(), dfd, (state->id + ".json").c_str()) != 0) {
-      result = errno_text("rename", path);
-      ::unlinkat(dfd, tmp.c_str(), 0);
-    }
-  }
-  ::close(dfd);
-  return result;
+  return write_record_file(dir, *record);
 }
 
 }  // namespace memcg::runtime

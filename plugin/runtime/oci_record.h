@@ -64,6 +64,12 @@ bool cgroups_path_names(std::string_view cgroups_path, std::string_view cgroup) 
 std::string render_record(const ContainerRecord& r);
 std::optional<ContainerRecord> parse_record(std::string_view json, std::string& error);
 
+// <dir>/<id>.json written atomically (a temp file, then rename; no symlink
+// followed; the directory made if missing), or removed. What went wrong,
+// with path and errno, or "".
+std::string write_record_file(const std::string& dir, const ContainerRecord& record);
+std::string remove_record_file(const std::string& dir, std::string_view id);
+
 // The hook itself: `stage` is "createRuntime" (write <dir>/<id>.json atomically:
 // temp file + rename, no symlinks followed) or "poststop" (remove it).
 // Returns what to log; the hook always exits 0 so it never fails a container.

@@ -21,7 +21,7 @@ for f, d in docs:
         need(k in d, f"{f}: {d.get('kind')} lacks {k}")
     need(d.get("metadata", {}).get("name"), f"{f}: {d.get('kind')} has no name")
     by_kind.setdefault(d["kind"], []).append(d)
-for kind in ("DaemonSet", "Service", "ConfigMap", "PodMonitor"):
+for kind in ("DaemonSet", "Service", "ConfigMap", "PodMonitor", "NetworkPolicy"):
     need(len(by_kind.get(kind, [])) == 1, f"expected one {kind}")
 if not errors:
     ds, svc, cm, pm = (by_kind[k][0] for k in ("DaemonSet", "Service", "ConfigMap", "PodMonitor"))
@@ -33,28 +33,47 @@ if not errors:
     pod = spec["template"]["spec"]
     need(not pod.get("hostPID") and not pod.get("hostNetwork"), "no hostPID/hostNetwork needed")
     need(pod["securityContext"].get("runAsNonRoot") is True, "pod must run as non-root")
-    (c,) = pod["containers"]
-    sc = c["securityContext"]
-    need(sc.get("readOnlyRootFilesystem") is True and sc.get("allowPrivilegeEscalation") is False, "container must be read-only, no escalation")
-    need(sc.get("capabilities", {}).get("drop") == ["ALL"], "drop all capabilities")
-    need(c["resources"]["limits"].get("memory") and c["resources"]["requests"].get("cpu"), "resources: memory limit and cpu request")
+    listening = [c for c in pod["containers"] if c.get("ports")]
+    need(len(listening) == 1, "one container listens: the exporter")
+    c = listening[0]
     volumes = {v["name"]: v for v in pod["volumes"]}
-    for m in c["volumeMounts"]:
-        need(m["name"] in volumes, f"mount {m['name']} has no volume")
+    for k in pod["containers"]:
+        sc = k["securityContext"]
+        need(sc.get("readOnlyRootFilesystem") is True and sc.get("allowPrivilegeEscalation") is False,
+             f"{k['name']}: read-only, no escalation")
+        need(sc.get("capabilities", {}).get("drop") == ["ALL"], f"{k['name']}: drop all capabilities")
+        need(k["resources"]["limits"].get("memory") and k["resources"]["requests"].get("cpu"),
+             f"{k['name']}: resources: memory limit and cpu request")
+        for m in k["volumeMounts"]:
+            need(m["name"] in volumes, f"{k['name']}: mount {m['name']} has no volume")
     cg = [m for m in c["volumeMounts"] if volumes.get(m["name"], {}).get("hostPath", {}).get("path") == "/sys/fs/cgroup"]
     need(len(cg) == 1 and cg[0].get("readOnly") is True, "/sys/fs/cgroup mounted read-only")
-    need(any(volumes.get(m["name"], {}).get("hostPath", {}).get("path") == "/run/memcg-exporter" for m in c["volumeMounts"]),
-         "/run/memcg-exporter mounted for hook records")
-    # A containerd socket in the config is mounted from the node at that path,
-    # and the pod has a supplemental group to open it with.
-    sock = tomllib.loads(cm["data"]["config.toml"]).get("containers", {}).get("containerd_socket", "")
-    if sock:
-        need(any(m["mountPath"] == sock and volumes.get(m["name"], {}).get("hostPath", {}).get("path") == sock
-                 for m in c["volumeMounts"]), f"containerd_socket {sock} is not mounted from the node")
-        need(pod["securityContext"].get("supplementalGroups"), "containerd's socket needs a supplemental group")
+    # The process that listens holds no root-equivalent socket: no containerd
+    # socket mounted or configured, no group 0 (issue: least privilege).
+    config = tomllib.loads(cm["data"]["config.toml"]).get("containers", {})
+    need(not config.get("containerd_socket"), "the exporter does not talk to containerd itself")
+    sockets = [m for m in c["volumeMounts"] if volumes.get(m["name"], {}).get("hostPath", {}).get("type") == "Socket"]
+    need(not sockets, f"the exporter's container mounts no socket: {sockets}")
+    psc = pod["securityContext"]
+    need(0 not in psc.get("supplementalGroups", []) and psc.get("runAsGroup") != 0 and
+         c["securityContext"].get("runAsGroup", psc.get("runAsGroup")) != 0, "the exporter's container has no group 0")
+    records = config.get("records_dir", "/run/memcg-exporter/containers")
+    shared = [k for k in pod["containers"] if any(m["mountPath"] == records for m in k["volumeMounts"])]
+    need(len(shared) == 2, "the records directory is shared by the exporter and the identity container")
+    for k in pod["containers"]:
+        if k is c:
+            continue
+        need("memcg-exporter-identity" in " ".join(k.get("command", [])), f"{k['name']}: the identity helper")
+        need(any(m["mountPath"] == records and not m.get("readOnly") for m in k["volumeMounts"]),
+             f"{k['name']}: writes the records")
     port_names = {p["name"] for p in c["ports"]}
     need(all(p["targetPort"] in port_names for p in svc["spec"]["ports"]), "Service targetPort names a container port")
     need(all(e["port"] in port_names for e in pm["spec"]["podMetricsEndpoints"]), "PodMonitor port names a container port")
+    np = by_kind["NetworkPolicy"][0]["spec"]
+    need(all(labels.get(k) == v for k, v in np["podSelector"]["matchLabels"].items()), "NetworkPolicy selects the pods")
+    need(np.get("policyTypes") == ["Ingress"] and all(p["port"] in port_names for r in np["ingress"] for p in r["ports"]),
+         "NetworkPolicy admits the metrics port only")
+    need(all(r.get("from") for r in np["ingress"]), "NetworkPolicy names who may scrape")
     need(c["readinessProbe"]["httpGet"]["path"] == "/-/ready" and c["livenessProbe"]["httpGet"]["path"] == "/-/healthy", "probes")
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
         f.write(cm["data"]["config.toml"])

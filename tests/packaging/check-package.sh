@@ -20,7 +20,7 @@ for f in ./usr/bin/memcg-exporter ./lib/systemd/system/memcg-exporter.service ./
          ./usr/share/man/man1/memcg-exporter.1.gz ./usr/share/doc/memcg-exporter/copyright \
          ./usr/share/doc/memcg-exporter/changelog.gz ./usr/share/doc/memcg-exporter/config.example.toml \
          ./usr/share/doc/memcg-exporter/README.md ./usr/share/doc/memcg-exporter/docs/metrics.md \
-         ./usr/libexec/memcg-exporter/memcg-exporter-oci-hook \
+         ./usr/libexec/memcg-exporter/memcg-exporter-oci-hook ./usr/libexec/memcg-exporter/memcg-exporter-identity \
          ./usr/share/containers/oci/hooks.d/memcg-exporter-create.json \
          ./usr/share/containers/oci/hooks.d/memcg-exporter-poststop.json; do
   check grep -qxF "$f" <<<"$contents"

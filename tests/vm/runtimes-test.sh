@@ -518,10 +518,13 @@ fi  # k8s
 # ---------------------------------------------------------------- the image
 # The container image (packaging/container/build) run as the DaemonSet runs it
 # (packaging/kubernetes/memcg-exporter.yaml, translated by manifest_run.py:
-# spec.json for containerd, podman.args for podman), scraped on the host's
-# network: it must see the guest's containers with their names, from
-# containerd's API (a k8s.io pod), from the OCI hook's records (a podman
-# container) and for its own container.
+# spec.json and identity.spec.json for containerd, podman.args and
+# identity.podman.args for podman), both of the pod's containers sharing the
+# records directory, scraped on the host's network: the exporter must see
+# the guest's containers with the names the identity container wrote from
+# containerd's API (a k8s.io pod, and itself under containerd), while its own
+# process holds neither containerd's socket nor group 0, and the identity
+# container listens on nothing.
 if want image; then
 . /var/lib/memcg-image/image.env
 # The image's exporter listens on :9756: the package's own stops meanwhile.
@@ -530,23 +533,18 @@ systemctl stop "$unit"
 sed -i '/^ *gid = /d' /etc/containerd/config.toml 2>/dev/null
 systemctl restart containerd
 wait_for 60 ctr version
-mkdir -p /run/memcg-exporter/containers  # hostPath DirectoryOrCreate
 log "image: socket $(ls -l /run/containerd/containerd.sock)"
 check image - import sh -c "ctr -n k8s.io images import '$IMG_ARCHIVE' >/dev/null && ctr -n k8s.io images ls -q | grep -x '$IMG_REF'"
 uid_i=$(cat /proc/sys/kernel/random/uuid); sb_i=$(new_id); app_i=$(new_id)
 k8s_run "$sb_i" sandbox "" shop-0 shop "$uid_i" burstable systemd
 k8s_run "$app_i" container web shop-0 shop "$uid_i" burstable systemd
-podman image exists "$img" 2>/dev/null || podman import /var/tmp/rootfs.tar "$img" >/dev/null 2>&1
-# podman containers as CRI-O leaves them, named by the hook's records: under
-# kubepods.slice (which the ConfigMap collects; podman's own machine.slice is
-# not) with CRI-O's annotations (plain podman writes none).
+# podman containers under kubepods.slice (which the ConfigMap collects;
+# podman's own machine.slice is not) with CRI-O's annotations.
 pod_slice=kubepods-besteffort.slice
 crio() {  # crio POD NAMESPACE CONTAINER IMAGE: podman run's arguments
   echo "--cgroup-parent=$pod_slice --annotation=io.kubernetes.pod.name=$1 --annotation=io.kubernetes.pod.namespace=$2"
   echo "--annotation=io.kubernetes.container.name=$3 --annotation=io.kubernetes.cri-o.ImageName=$4"
 }
-# shellcheck disable=SC2046  # crio's words are the arguments
-pm_i=$(podman run -d --name img-neighbour $(crio crio-0 shop img-neighbour "$img") --network none "$img" sh -c "$workload")
 
 # The pid of k8s.io task $1 once it runs.
 task_pid() {
@@ -578,8 +576,23 @@ proc_hardened() {
   st=$(grep -E '^(Uid|Gid|Groups|CapEff|NoNewPrivs):' "/proc/$1/status" | tr -s '\t ' ' ' | paste -sd' ')
   root=$(awk '$5 == "/" {print $6}' "/proc/$1/mountinfo")
   echo "$st root=$root"
-  [[ "$st" == *"Uid: $IMG_UID $IMG_UID $IMG_UID $IMG_UID "* && "$st" == *"Gid: $IMG_GID $IMG_GID $IMG_GID $IMG_GID "* &&
+  [[ "$st" == *"Uid: ${2:-$IMG_UID} ${2:-$IMG_UID} ${2:-$IMG_UID} ${2:-$IMG_UID} "* &&
+     "$st" == *"Gid: ${3:-$IMG_GID} ${3:-$IMG_GID} ${3:-$IMG_GID} ${3:-$IMG_GID} "* &&
      "$st" == *"Groups: $IMG_GROUPS "* && "$st" == *"CapEff: 0000000000000000"* && "$st" == *"NoNewPrivs: 1"* && "$root" == ro* ]]
+}
+# The exporter's process cannot reach containerd: no socket in its mount
+# namespace, no group 0 (proc_hardened checked its groups).
+no_containerd() {
+  if [ -e "/proc/$1/root/run/containerd/containerd.sock" ]; then echo "containerd.sock visible"; return 1; fi
+  echo "no /run/containerd/containerd.sock; $(grep -E '^(Gid|Groups):' "/proc/$1/status" | tr -s '\t ' ' ' | paste -sd' ')"
+}
+# The identity container listens on nothing (TCP or Unix).
+listens_on_nothing() {
+  local inodes l
+  inodes=$(find "/proc/$1/fd" -lname 'socket:*' -printf '%l\n' 2>/dev/null | sed 's/socket:\[\(.*\)\]/\1/' | sort -u)
+  l=$(for i in $inodes; do awk -v i="$i" '$10 == i && $4 == "0A"' /proc/net/tcp /proc/net/tcp6; awk -v i="$i" '$7 == i && $6 == "01"' /proc/net/unix; done)
+  echo "sockets: $(echo "$inodes" | grep -c .), listening: $(echo "$l" | grep -c .)"
+  [ -z "$l" ]
 }
 # The process's cgroup has the manifest's memory limit.
 proc_limited() {
@@ -596,28 +609,32 @@ budget_is_limit() {
   echo "memcg_exporter_memory_budget_bytes=$b"
   [ "$b" = "$IMG_MEMORY_LIMIT" ]
 }
-# /metrics answers with cgroups, and containerd's API is connected.
+# /metrics answers with cgroups, the exporter talking to no containerd.
 serving() {
   for _ in $(seq 60); do
-    if metrics | grep -q '^memcg_cgroup_info{' && [ "$(connected)" = 1 ]; then echo "metrics, containerd_connected 1"; return 0; fi
+    if metrics | grep -q '^memcg_cgroup_info{' && [ -z "$(connected)" ]; then echo "metrics, no containerd client"; return 0; fi
     sleep 1
   done
   metrics | grep -E '^memcg_exporter_(containerd|root)' | tr '\n' ' '
   return 1
 }
-# image_checks RUNTIME PID SELF_ID SELF_LABELS...: the running image's
-# process, then what it serves, then the names it gives.
+# image_checks RUNTIME PID IDENTITY_PID [SELF_ID SELF_LABELS...]: the
+# running image's two processes, then what the exporter serves, then the
+# names it gives.
 image_checks() {
-  local rt=$1 pid=$2 self=$3
+  local rt=$1 pid=$2 idn=$3 self=${4:-}
   shift 3
+  [ -n "$self" ] && shift
   check image "$rt" hardened proc_hardened "$pid"
+  check image "$rt" no-containerd no_containerd "$pid"
+  check image "$rt" identity-hardened proc_hardened "$idn" "$IDN_UID" "$IDN_GID"
+  check image "$rt" identity-no-port listens_on_nothing "$idn"
   check image "$rt" memory-limit proc_limited "$pid"
   check image "$rt" serves serving
   check image "$rt" memory-budget budget_is_limit
   image_named "$rt" "$app_i" names-pod "container_name=$(ctr_field "$app_i" io.kubernetes.container.name)" \
     "pod=$(ctr_field "$app_i" io.kubernetes.pod.name)" "namespace=$(ctr_field "$app_i" io.kubernetes.pod.namespace)"
-  image_named "$rt" "$pm_i" names-hook container_name=img-neighbour pod=crio-0 namespace=shop "image=$img"
-  image_named "$rt" "$self" names-self "$@"
+  if [ -n "$self" ]; then image_named "$rt" "$self" names-self "$@"; fi
 }
 
 # 1. containerd, the image's own configuration (entrypoint, cmd, user) with
@@ -648,34 +665,43 @@ k8s task rm memcg-image-defaults >/dev/null 2>&1; k8s c rm memcg-image-defaults 
 # image's root (a writable snapshot the runtime mounts read-only, as CRI does).
 mkdir -p /var/lib/memcg-image/rootfs
 k8s images mount --rw "$IMG_REF" /var/lib/memcg-image/rootfs >/dev/null
+k8s run -d --config /var/lib/memcg-image/identity.spec.json --label "io.kubernetes.pod.name=$IMG_POD" \
+  --label "io.kubernetes.pod.namespace=$IMG_NAMESPACE" --label "io.kubernetes.pod.uid=$IMG_POD_UID" \
+  --label "io.kubernetes.container.name=$IDN_CONTAINER" --label io.cri-containerd.kind=container "$IDN_CID" >/var/tmp/img-idn.log 2>&1 &
 k8s run -d --config /var/lib/memcg-image/spec.json --label "io.kubernetes.pod.name=$IMG_POD" \
   --label "io.kubernetes.pod.namespace=$IMG_NAMESPACE" --label "io.kubernetes.pod.uid=$IMG_POD_UID" \
   --label "io.kubernetes.container.name=$IMG_CONTAINER" --label io.cri-containerd.kind=container "$IMG_CID" >/var/tmp/img-ctr.log 2>&1 &
-if ! pid=$(task_pid "$IMG_CID"); then
-  row image ctr-manifest start FAIL "$(tail -3 /var/tmp/img-ctr.log | tr '\n' ' ')"
+if ! pid=$(task_pid "$IMG_CID") || ! idn=$(task_pid "$IDN_CID"); then
+  row image ctr-manifest start FAIL "$(tail -3 /var/tmp/img-ctr.log /var/tmp/img-idn.log | tr '\n' ' ')"
 else
-  image_checks ctr-manifest "$pid" "$IMG_CID" "pod=$IMG_POD" "namespace=$IMG_NAMESPACE" "container_name=$IMG_CONTAINER"
-  log "image ctr-manifest: $(metrics | grep -E '^(process_resident_memory_bytes|memcg_exporter_containerd)' | tr '\n' ' ')"
+  image_checks ctr-manifest "$pid" "$idn" "$IMG_CID" "pod=$IMG_POD" "namespace=$IMG_NAMESPACE" "container_name=$IMG_CONTAINER"
+  log "image ctr-manifest: $(metrics | grep -E '^process_resident_memory_bytes' | tr '\n' ' ') records: $(ls /var/lib/memcg-image/volumes/records | wc -l)"
 fi
-k8s task kill -s TERM "$IMG_CID" >/dev/null 2>&1
-wait_for 20 sh -c "! ctr -n k8s.io task ls | grep -q '^$IMG_CID '"
-k8s task rm "$IMG_CID" >/dev/null 2>&1; k8s c rm "$IMG_CID" >/dev/null 2>&1
+for id in "$IMG_CID" "$IDN_CID"; do
+  k8s task kill -s TERM "$id" >/dev/null 2>&1
+  wait_for 20 sh -c "! ctr -n k8s.io task ls | grep -q '^$id '"
+  k8s task rm "$id" >/dev/null 2>&1; k8s c rm "$id" >/dev/null 2>&1
+done
 k8s images unmount --rm /var/lib/memcg-image/rootfs >/dev/null 2>&1
 
 # 3. podman with the manifest's settings (its default seccomp profile too).
 check image - podman-load sh -c "podman load -i '$IMG_ARCHIVE' >/dev/null && podman image exists '$IMG_REF' && echo '$IMG_REF'"
 mapfile -t pargs < /var/lib/memcg-image/podman.args
-# shellcheck disable=SC2086  # IMG_ARGS: the manifest's args, split as they were listed
+mapfile -t iargs < /var/lib/memcg-image/identity.podman.args
+# Both containers; under podman the identity container still names
+# containerd's containers (the k8s.io pod), not podman's own: a CRI-O node
+# uses the OCI hook's records instead (the manifest's header).
+# shellcheck disable=SC2086  # IMG_ARGS, IDN_ARGS: the manifest's args, split as they were listed
 # shellcheck disable=SC2046
-if out=$(podman run -d --name memcg-image $(crio "$IMG_POD" "$IMG_NAMESPACE" "$IMG_CONTAINER" "$IMG_REF") "${pargs[@]}" "$IMG_REF" $IMG_ARGS 2>&1); then
-  pid=$(podman inspect --format '{{.State.Pid}}' memcg-image)
-  image_checks podman-manifest "$pid" "$(podman inspect --format '{{.Id}}' memcg-image)" "pod=$IMG_POD" \
-    "namespace=$IMG_NAMESPACE" "container_name=$IMG_CONTAINER" "image=$IMG_REF"
+if out=$(podman run -d --name memcg-identity "${iargs[@]}" "$IMG_REF" $IDN_ARGS 2>&1) &&
+   out=$(podman run -d --name memcg-image $(crio "$IMG_POD" "$IMG_NAMESPACE" "$IMG_CONTAINER" "$IMG_REF") "${pargs[@]}" "$IMG_REF" $IMG_ARGS 2>&1); then
+  image_checks podman-manifest "$(podman inspect --format '{{.State.Pid}}' memcg-image)" \
+    "$(podman inspect --format '{{.State.Pid}}' memcg-identity)"
 else
   row image podman-manifest start FAIL "$(echo "$out" | tail -2 | tr '\n' ' ')"
 fi
-log "image podman: $(podman logs memcg-image 2>&1 | tail -3 | tr '\n' ' ')"
-podman rm -f -t 5 memcg-image img-neighbour >/dev/null 2>&1
+log "image podman: $(podman logs memcg-image 2>&1 | tail -3 | tr '\n' ' ') identity: $(podman logs memcg-identity 2>&1 | tail -3 | tr '\n' ' ')"
+podman rm -f -t 5 memcg-image memcg-identity >/dev/null 2>&1
 for id in "$sb_i" "$app_i"; do k8s task kill -s KILL "$id" >/dev/null 2>&1; done
 systemctl start "$unit"
 fi  # image
