@@ -32,6 +32,7 @@ constexpr auto kAcceptPause = std::chrono::milliseconds(100);  // after EMFILE: 
 constexpr size_t kClientChunk = 16384;    // one read from a client (the head limit: a head in one read)
 constexpr size_t kEventsPerWait = 256;    // epoll events taken per wake-up
 constexpr size_t kWriteChunk = 64u << 10;  // one write to a client
+constexpr size_t kAcceptsPerWake = 64;     // per listener and turn of the loop
 constexpr auto kPeekAgain = std::chrono::milliseconds(20);  // a ClientHello header that came in parts
 // A request at a worker may take the time to write its response to a slow
 // client (head_timeout) and the keep-alive pause (idle_timeout), plus this.
@@ -198,8 +199,12 @@ struct ConnectionGate::Loop {
     return true;
   }
 
+  // At most kAcceptsPerWake connections per wake-up (the listener stays
+  // readable and is reported again): a flood of connects arriving as fast
+  // as they are accepted would otherwise keep the loop here, and the
+  // requests already in open connections would wait behind it.
   void accept_from(int lfd) {
-    for (;;) {
+    for (size_t i = 0; i < kAcceptsPerWake; ++i) {
       sockaddr_storage peer{};
       socklen_t len = sizeof peer;
       const int fd = ::accept4(lfd, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
