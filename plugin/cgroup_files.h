@@ -10,7 +10,7 @@
 // nothing else: the reader, the memcg_memory_limit_bytes series and the
 // JSON "limits" object pick it up. Another kind of file is its row, its
 // parser (base/parse/), its field (snapshot.h), its metric row
-// (exporter/exposition/metrics.cpp) and the reader's call at its ReadAt.
+// (exporter/exposition/metric_table.cpp) and the reader's call at its ReadAt.
 #pragma once
 
 #include <array>

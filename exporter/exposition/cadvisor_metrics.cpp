@@ -8,7 +8,7 @@ namespace memcg::exporter {
 namespace {
 
 using config::Profile;
-using prometheus::MetricType;
+
 using Sink = SampleSink;
 using Ctx = ScrapeContext;
 using CV = CgroupView;

@@ -1,11 +1,10 @@
-// The metric table: every metric the exporter serves, with its name, type,
-// HELP text, labels and the function that reads it from a snapshot — the one
-// place they are defined. The scrape, the metric reference in docs/metrics.md and the
-// golden test all come from it.
+// The exposition's public side: the metric table's shape (every metric the
+// exporter serves, with its name, type, HELP text, labels and the function
+// that reads it from a snapshot, defined once in metric_table.cpp), the
+// text writer (text_writer.cpp), the series budget (series_budget.cpp) and
+// docs/metrics.md's reference (metrics_reference.cpp). The scrape, the
+// reference and the golden tests all come from the one table.
 #pragma once
-
-#include <prometheus/collectable.h>
-#include <prometheus/metric_family.h>
 
 #include <atomic>
 #include <functional>
@@ -58,6 +57,21 @@ SeriesBudget series_per_cgroup(const config::Settings& settings, config::Profile
 
 using LabelList = std::initializer_list<std::pair<std::string_view, std::string_view>>;
 
+// The exposition format's metric types (text format 0.0.4's TYPE line).
+enum class MetricType { Counter, Gauge, Summary, Untyped, Histogram };
+std::string_view type_name(MetricType t) noexcept;
+
+// One histogram sample: cumulative bucket counts, the last bucket +Inf.
+struct HistogramValue {
+  struct Bucket {
+    uint64_t cumulative_count = 0;
+    double upper_bound = 0;
+  };
+  uint64_t sample_count = 0;
+  double sample_sum = 0;
+  std::vector<Bucket> bucket;
+};
+
 // Where a getter puts its samples. Per-cgroup getters get the cgroup_id label
 // (and any configured identity labels) added by the sink.
 class SampleSink {
@@ -67,7 +81,7 @@ class SampleSink {
   virtual ~SampleSink() = default;
   void add(double value, LabelList labels = {}) { add_labels(value, {labels.begin(), labels.size()}); }
   virtual void add_labels(double value, std::span<const Label> labels) = 0;
-  virtual void add_histogram(const prometheus::ClientMetric::Histogram& h) = 0;
+  virtual void add_histogram(const HistogramValue& h) = 0;
   // A label list a getter may fill and pass to add_labels, reused between
   // cgroups so dynamic label sets allocate nothing per sample.
   Labels& scratch() noexcept { return scratch_; }
@@ -79,7 +93,7 @@ class SampleSink {
 struct MetricDef {
   std::string_view name;
   config::Profile profile;  // the leanest profile that serves it
-  prometheus::MetricType type;
+  MetricType type;
   std::string_view labels;  // documentation: the label names besides "cgroup_id"
   std::string_view help;
   void (*per_cgroup)(const CgroupView&, const ScrapeContext&, SampleSink&) = nullptr;
@@ -88,14 +102,11 @@ struct MetricDef {
 
 std::span<const MetricDef> metric_table() noexcept;
 
-// Builds the families of one scrape as prometheus-cpp objects (families
-// without samples are left out).
-std::vector<prometheus::MetricFamily> collect_families(const ScrapeContext& ctx);
-
-// Writes the same scrape straight into `out` as text exposition 0.0.4, byte
-// for byte what prometheus-cpp's TextSerializer writes for collect_families()
-// (a test holds them equal), without building a ClientMetric per sample: at
-// 1600 cgroups that intermediate step cost ~200 ms of CPU per scrape.
+// Writes one scrape into `out` as text exposition 0.0.4 (text_writer.cpp),
+// byte for byte what prometheus-cpp's TextSerializer writes for the same
+// families (tests/unit/prometheus_oracle.h holds them equal), without
+// building a prometheus-cpp object per sample: at 1600 cgroups that
+// intermediate step cost ~200 ms of CPU per scrape.
 void render_text(const ScrapeContext& ctx, std::string& out);
 
 // render_text in two parts, identity first: the memcg_cgroup_info family,
@@ -108,18 +119,6 @@ void render_values(const ScrapeContext& ctx, std::string& out);
 // each family's lines begin pushed to `family_starts` (a family without
 // samples is an empty range), so that a family can be told apart unchanged.
 void render_values(const ScrapeContext& ctx, text::Buffer& out, std::vector<size_t>* family_starts = nullptr);
-
-// The prometheus-cpp view of a scrape: a Collectable over one snapshot and
-// the daemon state, so the families can go through any prometheus-cpp
-// serializer or registry.
-class SnapshotCollectable final : public prometheus::Collectable {
- public:
-  explicit SnapshotCollectable(const ScrapeContext& ctx) : ctx_(ctx) {}
-  std::vector<prometheus::MetricFamily> Collect() const override { return collect_families(ctx_); }
-
- private:
-  const ScrapeContext& ctx_;
-};
 
 // docs/metrics.md's metric reference, generated from the table.
 std::string metrics_reference_markdown();

@@ -53,9 +53,8 @@ int64_t thread_cpu_ns() noexcept {
   return int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
 }
 
-// GET /metrics: the exposition of the latest snapshot, written straight from
-// it (render_text: prometheus-cpp's bytes without a ClientMetric per sample),
-// one body per snapshot and configuration shared by the scrapes that come
+// GET /metrics: the exposition of the latest snapshot (render_text), one
+// body per snapshot and configuration shared by the scrapes that come
 // while it is the latest (scrape_cache.h).
 class MetricsEndpoint final : public Route {
  public:

@@ -23,22 +23,22 @@ const std::string kApp(64, 'a'), kSandbox(64, 'b'), kDocker(64, 'd');
 // memory series the profile must serve, with its type. container_memory_failcnt
 // is cgroup v1's memory.failcnt, which has no v2 counterpart (cAdvisor
 // serves 0): left out.
-const std::map<std::string, prometheus::MetricType> kKubeletMemoryFamily = {
-    {"container_memory_usage_bytes", prometheus::MetricType::Gauge},
-    {"container_memory_working_set_bytes", prometheus::MetricType::Gauge},
-    {"container_memory_rss", prometheus::MetricType::Gauge},
-    {"container_memory_cache", prometheus::MetricType::Gauge},
-    {"container_memory_swap", prometheus::MetricType::Gauge},
-    {"container_memory_mapped_file", prometheus::MetricType::Gauge},
-    {"container_memory_kernel_usage", prometheus::MetricType::Gauge},
-    {"container_memory_max_usage_bytes", prometheus::MetricType::Gauge},
-    {"container_memory_failures_total", prometheus::MetricType::Counter},
-    {"container_oom_events_total", prometheus::MetricType::Counter},
-    {"container_spec_memory_limit_bytes", prometheus::MetricType::Gauge},
-    {"container_spec_memory_reservation_limit_bytes", prometheus::MetricType::Gauge},
-    {"container_spec_memory_swap_limit_bytes", prometheus::MetricType::Gauge},
-    {"container_pressure_memory_waiting_seconds_total", prometheus::MetricType::Counter},
-    {"container_pressure_memory_stalled_seconds_total", prometheus::MetricType::Counter},
+const std::map<std::string, MetricType> kKubeletMemoryFamily = {
+    {"container_memory_usage_bytes", MetricType::Gauge},
+    {"container_memory_working_set_bytes", MetricType::Gauge},
+    {"container_memory_rss", MetricType::Gauge},
+    {"container_memory_cache", MetricType::Gauge},
+    {"container_memory_swap", MetricType::Gauge},
+    {"container_memory_mapped_file", MetricType::Gauge},
+    {"container_memory_kernel_usage", MetricType::Gauge},
+    {"container_memory_max_usage_bytes", MetricType::Gauge},
+    {"container_memory_failures_total", MetricType::Counter},
+    {"container_oom_events_total", MetricType::Counter},
+    {"container_spec_memory_limit_bytes", MetricType::Gauge},
+    {"container_spec_memory_reservation_limit_bytes", MetricType::Gauge},
+    {"container_spec_memory_swap_limit_bytes", MetricType::Gauge},
+    {"container_pressure_memory_waiting_seconds_total", MetricType::Counter},
+    {"container_pressure_memory_stalled_seconds_total", MetricType::Counter},
 };
 
 struct Node {
@@ -142,10 +142,10 @@ std::optional<double> sample(const std::string& text, const std::string& name, s
 std::string id_of(const std::string& path) { return "id=\"/" + path + "\""; }
 
 TEST(CadvisorMetrics, ServesTheKubeletsMemoryFamilyByNameAndType) {
-  std::map<std::string, prometheus::MetricType> table;
+  std::map<std::string, MetricType> table;
   for (const auto& def : cadvisor_table()) {
     EXPECT_EQ(def.profile, config::Profile::cadvisor) << def.name;
-    EXPECT_EQ(def.type == prometheus::MetricType::Counter, def.name.ends_with("_total")) << def.name;
+    EXPECT_EQ(def.type == MetricType::Counter, def.name.ends_with("_total")) << def.name;
     table.emplace(def.name, def.type);
   }
   EXPECT_EQ(table, kKubeletMemoryFamily);

@@ -3,7 +3,6 @@
 // Regenerate after an intended change:
 //   MEMCG_UPDATE_GOLDEN=1 ./build/tests/unit_tests --gtest_filter='Metrics.*'
 #include <gtest/gtest.h>
-#include <prometheus/text_serializer.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -12,6 +11,7 @@
 #include <sstream>
 
 #include "exporter/exposition/metrics.h"
+#include "tests/unit/prometheus_oracle.h"
 #include "plugin/collector.h"
 #include "tests/fixtures/kubernetes.h"
 #include "tests/fixtures/tree.h"
@@ -53,7 +53,7 @@ TEST(Metrics, TableNamesHelpAndTypesFollowPrometheusConventions) {
     EXPECT_TRUE(names.insert(def.name).second) << "duplicate " << def.name;
     EXPECT_TRUE(def.name.starts_with("memcg_") || def.name.starts_with("process_")) << def.name;
     for (char c : def.name) EXPECT_TRUE((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_') << def.name;
-    EXPECT_EQ(def.type == prometheus::MetricType::Counter, def.name.ends_with("_total")) << def.name;
+    EXPECT_EQ(def.type == MetricType::Counter, def.name.ends_with("_total")) << def.name;
     // prometheus-cpp writes HELP verbatim: a backslash or newline would corrupt the exposition.
     EXPECT_EQ(def.help.find_first_of("\\\n"), std::string_view::npos) << def.name;
     EXPECT_FALSE(def.help.empty()) << def.name;
@@ -120,9 +120,8 @@ TEST(Metrics, GoldenExposition) {
   proc.cpu_seconds = 1.5;
   proc.open_fds = 12;
   const ScrapeContext ctx{*c.latest(), clock.peek() + 3s, status, proc, "1.2.3", "abcdef"};
-  std::ostringstream os;
-  prometheus::TextSerializer().Serialize(os, collect_families(ctx));
-  testing::compare_with_golden("metrics.txt", stable_ids(os.str(), *c.latest()));
+  const std::string oracle = oracle::text(ctx);
+  testing::compare_with_golden("metrics.txt", stable_ids(oracle, *c.latest()));
 
   // The full profile: every series of 0.1 (the path as `cgroup` on each) plus the new ones.
   const std::vector<std::string> full_labels{"cgroup"};
@@ -130,22 +129,18 @@ TEST(Metrics, GoldenExposition) {
   std::string full_text;
   render_text(full, full_text);
   testing::compare_with_golden("metrics-full.txt", stable_ids(full_text, *c.latest()));
-  std::ostringstream full_pcpp;
-  prometheus::TextSerializer().Serialize(full_pcpp, collect_families(full));
-  EXPECT_EQ(full_text, full_pcpp.str());
+  EXPECT_EQ(full_text, oracle::text(full));
 
   // The direct writer /metrics uses says exactly what prometheus-cpp says,
   // with and without identity labels copied onto every series.
   std::string direct;
   render_text(ctx, direct);
-  EXPECT_EQ(direct, os.str());
+  EXPECT_EQ(direct, oracle);
   const std::vector<std::string> identity{"runtime", "unit"};
   const ScrapeContext with_ids{*c.latest(), clock.peek() + 3s, status, proc, "1.2.3", "abcdef", identity};
-  std::ostringstream os2;
-  prometheus::TextSerializer().Serialize(os2, collect_families(with_ids));
   std::string direct2;
   render_text(with_ids, direct2);
-  EXPECT_EQ(direct2, os2.str());
+  EXPECT_EQ(direct2, oracle::text(with_ids));
   const std::string web_id = std::to_string(c.latest()->cgroups[1].id->inode);
   EXPECT_NE(direct2.find("memcg_memory_current_bytes{cgroup_id=\"" + web_id + "\",runtime=\"systemd\",unit=\"web.slice\"} "),
             std::string::npos) << direct2;
