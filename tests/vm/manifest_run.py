@@ -98,7 +98,7 @@ def check_known(obj, known, what):
         fail(f"{what}: {sorted(extra)} not understood; teach manifest_run.py what they mean")
 
 
-def container_run(pod, c, img, guest_dir, cgroups_path):
+def container_run(pod, c, img, guest_dir, cgroups_path, root):
     """(OCI spec, podman args, uid, gid, groups, memory limit) for container c."""
     psc, sc = pod.get("securityContext", {}), c.get("securityContext", {})
     check_known(c, KNOWN_CONTAINER, f"container {c['name']}")
@@ -120,7 +120,7 @@ def container_run(pod, c, img, guest_dir, cgroups_path):
                     "env": img.get("Env", []), "cwd": img.get("WorkingDir") or "/",
                     "capabilities": {"bounding": [], "effective": [], "permitted": [], "inheritable": [], "ambient": []},
                     "noNewPrivileges": sc.get("allowPrivilegeEscalation") is False},
-        "root": {"path": f"{guest_dir}/rootfs", "readonly": bool(sc.get("readOnlyRootFilesystem"))},
+        "root": {"path": f"{guest_dir}/{root}", "readonly": bool(sc.get("readOnlyRootFilesystem"))},
         "hostname": "memcg-exporter-vm",
         "mounts": base_mounts() + [{"destination": d, "type": t, "source": s, "options": o} for s, d, t, o in binds],
         "linux": {
@@ -172,7 +172,9 @@ def main():
     ids = {}
     for k, prefix in [(c, "")] + [(o, "identity.") for o in others]:
         cid = uuid.uuid4().hex + uuid.uuid4().hex
-        spec, podman, uid, gid, groups, limit = container_run(pod, k, img, guest_dir, f"/kubepods/burstable/pod{pod_uid}/{cid}")
+        # Each container its own root (a snapshot of the image), as the CRI plugin gives them.
+        root = "rootfs" if k is c else f"rootfs-{k['name']}"
+        spec, podman, uid, gid, groups, limit = container_run(pod, k, img, guest_dir, f"/kubepods/burstable/pod{pod_uid}/{cid}", root)
         json.dump(spec, open(f"{out}/{prefix}spec.json", "w"), indent=1)
         open(f"{out}/{prefix}podman.args", "w").write("\n".join(podman) + "\n")
         ids[prefix] = (k, cid, uid, gid, groups, limit)
@@ -186,7 +188,7 @@ def main():
            "IMG_MEMORY_LIMIT": str(limit)}
     if "identity." in ids:
         k, cid, uid, gid, groups, limit = ids["identity."]
-        env |= {"IDN_CONTAINER": k["name"], "IDN_CID": cid, "IDN_ARGS": " ".join(k.get("args", [])),
+        env |= {"IDN_CONTAINER": k["name"], "IDN_ROOTFS": f"{guest_dir}/rootfs-{k['name']}", "IDN_CID": cid, "IDN_ARGS": " ".join(k.get("args", [])),
                 "IDN_UID": str(uid), "IDN_GID": str(gid), "IDN_MEMORY_LIMIT": str(limit)}
     open(f"{out}/image.env", "w").write("".join(f"{k}='{v}'\n" for k, v in env.items()))
 

@@ -572,19 +572,25 @@ image_named() {
 # The process as the manifest asks: its user and groups, no capabilities, no
 # new privileges, a read-only root.
 proc_hardened() {
-  local st root
+  local st root uid=${2:-$IMG_UID} gid=${3:-$IMG_GID} g
   st=$(grep -E '^(Uid|Gid|Groups|CapEff|NoNewPrivs):' "/proc/$1/status" | tr -s '\t ' ' ' | paste -sd' ')
   root=$(awk '$5 == "/" {print $6}' "/proc/$1/mountinfo")
   echo "$st root=$root"
-  [[ "$st" == *"Uid: ${2:-$IMG_UID} ${2:-$IMG_UID} ${2:-$IMG_UID} ${2:-$IMG_UID} "* &&
-     "$st" == *"Gid: ${3:-$IMG_GID} ${3:-$IMG_GID} ${3:-$IMG_GID} ${3:-$IMG_GID} "* &&
-     "$st" == *"Groups: $IMG_GROUPS "* && "$st" == *"CapEff: 0000000000000000"* && "$st" == *"NoNewPrivs: 1"* && "$root" == ro* ]]
+  [[ "$st" == *"Uid: $uid $uid $uid $uid "* && "$st" == *"Gid: $gid $gid $gid $gid "* &&
+     "$st" == *"CapEff: 0000000000000000"* && "$st" == *"NoNewPrivs: 1"* && "$root" == ro* ]] || return 1
+  # Every supplementary group is the manifest's or the primary one (podman
+  # lists the primary group there too; runc does not).
+  for g in $(grep '^Groups:' "/proc/$1/status" | cut -d: -f2); do
+    [[ " $IMG_GROUPS $gid " == *" $g "* ]] || return 1
+  done
 }
-# The exporter's process cannot reach containerd: no socket in its mount
-# namespace, no group 0 (proc_hardened checked its groups).
+# The exporter's process cannot reach containerd: no socket at containerd's
+# path in its mount namespace (a runtime may leave the empty file it bound
+# another container's socket over, where both share a root), no group 0.
 no_containerd() {
-  if [ -e "/proc/$1/root/run/containerd/containerd.sock" ]; then echo "containerd.sock visible"; return 1; fi
-  echo "no /run/containerd/containerd.sock; $(grep -E '^(Gid|Groups):' "/proc/$1/status" | tr -s '\t ' ' ' | paste -sd' ')"
+  if [ -S "/proc/$1/root/run/containerd/containerd.sock" ]; then echo "containerd.sock visible"; return 1; fi
+  if grep -qE '^(Gid:[[:space:]]+0[[:space:]]|Groups:.*[[:space:]]0([[:space:]]|$))' "/proc/$1/status"; then echo "group 0"; return 1; fi
+  echo "no socket at /run/containerd/containerd.sock; $(grep -E '^(Gid|Groups):' "/proc/$1/status" | tr -s '\t ' ' ' | paste -sd' ')"
 }
 # The identity container listens on nothing (TCP or Unix).
 listens_on_nothing() {
@@ -663,8 +669,9 @@ k8s task rm memcg-image-defaults >/dev/null 2>&1; k8s c rm memcg-image-defaults 
 
 # 2. containerd with the manifest's settings: the CRI plugin's spec, the
 # image's root (a writable snapshot the runtime mounts read-only, as CRI does).
-mkdir -p /var/lib/memcg-image/rootfs
+mkdir -p /var/lib/memcg-image/rootfs "$IDN_ROOTFS"
 k8s images mount --rw "$IMG_REF" /var/lib/memcg-image/rootfs >/dev/null
+k8s images mount --rw "$IMG_REF" "$IDN_ROOTFS" >/dev/null
 k8s run -d --config /var/lib/memcg-image/identity.spec.json --label "io.kubernetes.pod.name=$IMG_POD" \
   --label "io.kubernetes.pod.namespace=$IMG_NAMESPACE" --label "io.kubernetes.pod.uid=$IMG_POD_UID" \
   --label "io.kubernetes.container.name=$IDN_CONTAINER" --label io.cri-containerd.kind=container "$IDN_CID" >/var/tmp/img-idn.log 2>&1 &
@@ -683,6 +690,7 @@ for id in "$IMG_CID" "$IDN_CID"; do
   k8s task rm "$id" >/dev/null 2>&1; k8s c rm "$id" >/dev/null 2>&1
 done
 k8s images unmount --rm /var/lib/memcg-image/rootfs >/dev/null 2>&1
+k8s images unmount --rm "$IDN_ROOTFS" >/dev/null 2>&1
 
 # 3. podman with the manifest's settings (its default seccomp profile too).
 check image - podman-load sh -c "podman load -i '$IMG_ARCHIVE' >/dev/null && podman image exists '$IMG_REF' && echo '$IMG_REF'"
