@@ -137,9 +137,9 @@ struct ConnectionGate::Loop {
   std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns;
   uint64_t next_id = 1;
   ResponseBudget budget{kMemoryBudget, 2 * kSendBuffer};  // the kernel doubles SO_SNDBUF
-  std::set<ClientKey> handshaken;
+  std::set<ClientKey> handshaken;  // clients that took a TLS handshake step in this batch of events
   std::unordered_map<uint64_t, ClientKey> orphans;  // closed while a worker answers them
-  std::vector<uint64_t> deferred;                   // handshakes held back for fairness  // clients that took a TLS handshake step in this batch of events
+  std::vector<uint64_t> deferred;                   // handshakes held back for fairness
   TimePoint accept_paused_until{};
   bool accept_paused = false;
 
@@ -384,10 +384,13 @@ struct ConnectionGate::Loop {
 
   // The ClientHello's announced length, peeked before OpenSSL reads
   // anything (tls_server.h); false while it is not known yet, or refused.
-  bool check_hello(Conn& c) {
+  // A client that ends its stream before the header is whole cannot
+  // complete a handshake: closed (its hang-up, level-triggered, would
+  // otherwise wake the loop until the head timeout).
+  bool check_hello(Conn& c, bool hangup) {
     unsigned char first[9];
     const ssize_t n = ::recv(c.client.get(), first, sizeof first, MSG_PEEK);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) || (hangup && n < 9)) {
       close_conn(c);
       return false;
     }
@@ -427,7 +430,7 @@ struct ConnectionGate::Loop {
   // `hangup`: the client's FIN was reported (read it in any state).
   void pump(Conn& c, bool hangup = false) {
     if (c.state == State::handshake) {
-      if (!c.hello_checked && !check_hello(c)) return;
+      if (!c.hello_checked && !check_hello(c, hangup)) return;
       // One handshake step per client per batch of events: a client opening
       // handshakes as fast as it can (each an RSA signature) gets them in
       // turn with everyone else's, not ahead of them.

@@ -183,6 +183,23 @@ def test_client_hellos_announcing_more_than_16_kib_are_refused_before_they_cost_
                 closed += 1
             peak = max(peak, rss(ex.proc.pid))
             s.close()
+        # A header cut short by the client's FIN: closed at once, not
+        # after the head timeout (its hang-up would keep waking the loop).
+        cut = []
+        for _ in range(10):
+            s = connect(ex, "127.0.1.99")
+            s.sendall(hello_header(512)[:5])
+            s.shutdown(socket.SHUT_WR)
+            cut.append(s)
+        for s in cut:
+            s.settimeout(3)
+            try:
+                assert s.recv(1) == b"", "closed"
+            except socket.timeout:
+                raise AssertionError("a ClientHello header cut by a FIN was not closed within 3 s")
+            except OSError:
+                pass
+            s.close()
         ok, _ = scrape(ex, ctx)
         refused = parse_metrics(scrape_text(ex, ctx))[("memcg_exporter_http_connections_refused_total", (("reason", "client_hello"),))]
         print(f"  1,024 ClientHellos announcing 131,000 bytes: {closed} closed by the server, {refused:.0f} counted; "
