@@ -360,7 +360,7 @@ class PassAftermath {
 };
 
 // Signals are taken synchronously by the daemon loop (through a signalfd).
-// They are blocked before any thread starts, so CivetWeb's workers inherit
+// They are blocked before any thread starts, so the web server's threads inherit
 // the mask and a SIGTERM can only ever be received there.
 sys::UniqueFd take_signals() {
   sigset_t sigs;

@@ -1,4 +1,4 @@
-// gzip for HTTP responses (CivetWeb compresses only static files), with
+// gzip for HTTP responses, with
 // libdeflate at level 1, which compresses a whole buffer in one call: on a
 // 1.5 MB exposition it took 5.8 ms where zlib's level 5 took 28 ms, for 2 %
 // smaller output. ISA-L's igzip (level 1) was faster alone on that buffer

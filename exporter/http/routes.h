@@ -1,5 +1,5 @@
 // The HTTP endpoints, one class each, as functions of a Request (request.h)
-// over a WebBackend — no server library here (server.cpp adapts CivetWeb):
+// over a WebBackend — no sockets here (server.cpp hands them to the workers):
 //   GET /metrics            MetricsEndpoint (one body per snapshot, gzip)
 //   GET /                   the status page
 //   GET /-/healthy, /-/ready

@@ -1,7 +1,7 @@
 // TLS for the connection gate (connection_gate.h), with OpenSSL: the server
 // context a web config file describes, and one non-blocking session per
 // client connection. The gate terminates TLS itself so that a TLS client
-// between requests, or still in its handshake, holds no CivetWeb worker.
+// between requests, or still in its handshake, holds no worker.
 #pragma once
 
 #include <sys/types.h>

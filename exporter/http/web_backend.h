@@ -1,5 +1,6 @@
 // What the HTTP handlers need from the daemon. Every method is called from
-// CivetWeb worker threads and must not block on the collector.
+// the web server's worker threads (workers.h) and must not block on the
+// collector.
 #pragma once
 
 #include <memory>

@@ -7,17 +7,12 @@
 #include <vector>
 
 #include "exporter/http/client_table.h"
+#include "tests/unit/http_helpers.h"
 
 namespace memcg::exporter {
 namespace {
 
-ClientKey v4(const char* a) {
-  sockaddr_storage s{};
-  auto& in = reinterpret_cast<sockaddr_in&>(s);
-  in.sin_family = AF_INET;
-  inet_pton(AF_INET, a, &in.sin_addr);
-  return client_key(s);
-}
+using testing::v4;
 
 ClientKey v6(const char* a) {
   sockaddr_storage s{};

@@ -8,18 +8,13 @@
 #include <string>
 
 #include "exporter/http/response_budget.h"
+#include "tests/unit/http_helpers.h"
 #include "exporter/http/tls_server.h"
 
 namespace memcg::exporter {
 namespace {
 
-ClientKey v4(const char* a) {
-  sockaddr_storage s{};
-  auto& in = reinterpret_cast<sockaddr_in&>(s);
-  in.sin_family = AF_INET;
-  ::inet_pton(AF_INET, a, &in.sin_addr);
-  return client_key(s);
-}
+using testing::v4;
 
 constexpr size_t kMB = 1u << 20;
 

@@ -7,10 +7,23 @@
 
 #include <crypt.h>
 
+#include <arpa/inet.h>
+
 #include <string>
 #include <string_view>
 
+#include "exporter/http/client_table.h"
+
 namespace memcg::testing {
+
+// The client an IPv4 address is to the gate's limits.
+inline exporter::ClientKey v4(const char* a) {
+  sockaddr_storage s{};
+  auto& in = reinterpret_cast<sockaddr_in&>(s);
+  in.sin_family = AF_INET;
+  ::inet_pton(AF_INET, a, &in.sin_addr);
+  return exporter::client_key(s);
+}
 
 // zlib's inflate, as Go's and curl's readers do it: one gzip member, and
 // nothing after it.
